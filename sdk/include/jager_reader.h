@@ -1,0 +1,201 @@
+/*
+ * jager_reader.h — reading `.jgr` recordings (part of libjager's stable ABI).
+ *
+ * A recording is a sequence of LZ4 frames (see docs/file-format.md): a skippable preamble
+ * frame, then blocks of metadata, schema, string/site/thread/counter tables, events,
+ * stacks, symbols and statistics. The reader streams blocks with bounded memory (tables
+ * are kept, event blocks are not), verifies every frame's checksum, and on a file cut
+ * short returns every event up to the last whole frame before reporting
+ * JAGER_E_TRUNCATED. Corrupt input yields a clear message from jager_reader_error(),
+ * never a crash.
+ *
+ * Typical use:
+ * \code
+ * jager_reader *r; if (jager_reader_open(path, &r) != JAGER_OK) { puts(jager_last_error()); ... }
+ * jager_reader_load_tables(r);      // optional: one pass for stacks/symbols/stats written at the end
+ * jager_event ev; int rc;
+ * while ((rc = jager_reader_next(r, &ev)) > 0) { ... ev.rec->type ... }
+ * if (rc < 0) fprintf(stderr, "%s\n", jager_reader_error(r));
+ * jager_reader_close(r);
+ * \endcode
+ * A reader is not thread-safe: use one per thread. All strings and pointers it returns
+ * live until jager_reader_close() unless stated otherwise.
+ */
+#ifndef JAGER_READER_H
+#define JAGER_READER_H
+
+#include "jager_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** File format version written by this library. Readers accept the same major, any minor. */
+#define JAGER_FORMAT_MAJOR 1
+#define JAGER_FORMAT_MINOR 0
+
+/** Opaque reader. */
+typedef struct jager_reader jager_reader;
+
+/**
+ * \brief Open a recording and read its preamble and first metadata block.
+ * \param path file path; \param out receives the reader (NULL on failure).
+ * \return JAGER_OK; JAGER_E_IO (cannot open); JAGER_E_FORMAT (not a .jgr file, or a
+ *         format major this library does not read); jager_last_error() says which.
+ * \since 1.0
+ */
+JAGER_API jager_status jager_reader_open(const char *path, jager_reader **out);
+
+/**
+ * \brief Open a recording held in memory. \p data is borrowed and must outlive the reader.
+ * \return as jager_reader_open(). \since 1.0
+ */
+JAGER_API jager_status jager_reader_open_memory(const void *data, size_t size, jager_reader **out);
+
+/** \brief Close a reader and free everything it returned. NULL is allowed. \since 1.0 */
+JAGER_API void jager_reader_close(jager_reader *r);
+
+/** \brief The reader's last error message ("" if none), e.g. "frame 12 at byte 40960: checksum mismatch". \since 1.0 */
+JAGER_API const char *jager_reader_error(const jager_reader *r);
+
+/** One event as returned by jager_reader_next(). */
+typedef struct jager_event {
+    const jager_record *rec; /**< the record (layouts in jager_plugin.h); valid until the next call */
+    uint32_t thread;         /**< thread index (see jager_reader_thread) */
+    uint16_t type;           /**< rec->type */
+    uint16_t reserved;
+    uint64_t time_ns;        /**< start (span) or time of the event; 0 if the type has none */
+    uint64_t end_ns;         /**< end of a span; equals time_ns for instant events */
+} jager_event;
+
+/**
+ * \brief The next event in file order (per thread in time order; threads interleave by
+ *        drain). Table blocks met on the way are absorbed, so every id an event carries
+ *        resolves when the event is returned.
+ * \return 1 with \p ev filled; 0 at the clean end; a negative jager_status on error:
+ *         JAGER_E_TRUNCATED (file ends inside a frame: all whole frames were returned),
+ *         JAGER_E_CHECKSUM, JAGER_E_FORMAT. \since 1.0
+ */
+JAGER_API int jager_reader_next(jager_reader *r, jager_event *ev);
+
+/**
+ * \brief Read the whole file once, absorbing every table block (stacks and symbols are
+ *        written late), then rewind to the first event.
+ * \return JAGER_OK, or the error that stopped the pass (tables read up to there are kept). \since 1.0
+ */
+JAGER_API jager_status jager_reader_load_tables(jager_reader *r);
+
+/** \brief Go back to the first event; tables already read are kept. \since 1.0 */
+JAGER_API jager_status jager_reader_rewind(jager_reader *r);
+
+/** What the reader learned about the file as a whole. */
+typedef struct jager_reader_info {
+    uint32_t struct_size;
+    uint16_t format_major, format_minor;
+    uint64_t file_bytes;
+    uint64_t frames;          /**< whole frames read so far */
+    uint64_t events;          /**< events read so far */
+    uint64_t bytes_consumed;  /**< offset after the last whole frame */
+    uint32_t clean_end;       /**< 1 if the END block was seen (a clean shutdown) */
+    uint32_t truncated;       /**< 1 if the file ends inside a frame */
+    double ticks_per_ns;      /**< TSC calibration, 0 when clock_gettime was used */
+    uint64_t start_ns;        /**< jager_now_ns() at init */
+    uint64_t start_unix_ns;   /**< wall clock at init (UTC, ns since 1970) */
+    uint64_t end_ns;          /**< jager_now_ns() at shutdown, 0 if unknown */
+} jager_reader_info;
+
+/** \brief Fill \p out (set out->struct_size first). \since 1.0 */
+JAGER_API jager_status jager_reader_get_info(const jager_reader *r, jager_reader_info *out);
+
+/** \brief Metadata value by key (e.g. "host.name", "process.command_line", "git.commit"), or NULL. \since 1.0 */
+JAGER_API const char *jager_reader_meta(const jager_reader *r, const char *key);
+/** \brief Number of metadata entries. \since 1.0 */
+JAGER_API size_t jager_reader_meta_count(const jager_reader *r);
+/** \brief The i-th metadata entry (insertion order). \since 1.0 */
+JAGER_API jager_status jager_reader_meta_at(const jager_reader *r, size_t i, const char **key, const char **value);
+
+/** \brief Text of string id \p id, or NULL if unknown. \since 1.0 */
+JAGER_API const char *jager_reader_string(const jager_reader *r, uint32_t id);
+
+/** \brief Largest site id seen so far (sites are dense from 1). \since 1.0 */
+JAGER_API uint32_t jager_reader_site_count(const jager_reader *r);
+/** \brief Describe a site; outputs may be NULL. \return JAGER_OK or JAGER_E_NOTFOUND. \since 1.0 */
+JAGER_API jager_status jager_reader_site(const jager_reader *r, jager_site site, const char **name,
+                                         const char **file, uint32_t *line);
+
+/** \brief Describe an event type (core or plugin), or NULL if unknown. \since 1.0 */
+JAGER_API const jager_type_desc *jager_reader_type(const jager_reader *r, uint16_t type);
+/** \brief Type id by name ("gc.pause"), or 0 if absent. \since 1.0 */
+JAGER_API uint16_t jager_reader_type_by_name(const jager_reader *r, const char *name);
+
+/** \brief Largest thread index seen so far. \since 1.0 */
+JAGER_API uint32_t jager_reader_thread_count(const jager_reader *r);
+/** \brief Describe a thread index: OS thread id and name (may be ""). \since 1.0 */
+JAGER_API jager_status jager_reader_thread(const jager_reader *r, uint32_t thread, uint64_t *os_tid,
+                                           const char **name);
+
+/** \brief Largest counter id seen so far. \since 1.0 */
+JAGER_API uint32_t jager_reader_counter_count(const jager_reader *r);
+/** \brief Describe a counter. \since 1.0 */
+JAGER_API jager_status jager_reader_counter(const jager_reader *r, jager_counter counter, const char **name,
+                                            const char **unit, uint32_t *kind);
+
+/** \brief The addresses of a stack (innermost first). \since 1.0 */
+JAGER_API jager_status jager_reader_stack(const jager_reader *r, jager_stack_id id, const uint64_t **ips,
+                                          uint32_t *n);
+
+/** A symbolized source frame. */
+typedef struct jager_frame {
+    const char *func; /**< never NULL ("??" if unknown) */
+    const char *file; /**< never NULL ("" if unknown) */
+    uint32_t line;
+    uint32_t inline_depth;
+} jager_frame;
+
+/**
+ * \brief The frames for return address \p ip: outermost first (inline_depth 0), then the
+ *        frames inlined into it.
+ * \return the number of frames written (≤ cap); 0 when the address was never symbolized. \since 1.0
+ */
+JAGER_API uint32_t jager_reader_symbolize(const jager_reader *r, uint64_t ip, jager_frame *out, uint32_t cap);
+
+/**
+ * \brief Exact aggregates of \p site from the last statistics block (written at every
+ *        flush and at shutdown).
+ * \return JAGER_OK; JAGER_E_NOTFOUND when no statistics block covered the site. \since 1.0
+ */
+JAGER_API jager_status jager_reader_site_stats(const jager_reader *r, jager_site site, jager_site_stat *out);
+
+/** \brief Core counters from the last statistics block. \return JAGER_OK or JAGER_E_NOTFOUND. \since 1.0 */
+JAGER_API jager_status jager_reader_stats(const jager_reader *r, jager_stat *out);
+
+/** One decoded attribute of a log or span-attribute record. */
+typedef struct jager_attr_view {
+    const char *key;   /**< not NUL-terminated */
+    uint32_t key_len;
+    uint32_t kind;     /**< jager_attr_kind */
+    int64_t i64;       /**< I64 and BOOL */
+    double f64;
+    const char *str;   /**< STR, not NUL-terminated */
+    uint32_t str_len;
+} jager_attr_view;
+
+/**
+ * \brief Decode the next attribute of an attribute list, bounds-checked.
+ * \param cursor in/out position; \param end one past the record's end.
+ * \return 1 with \p out filled, 0 at \p end, JAGER_E_FORMAT on a malformed list. [any-thread] \since 1.0
+ */
+JAGER_API int jager_attr_next(const uint8_t **cursor, const uint8_t *end, jager_attr_view *out);
+
+/**
+ * \brief The body of a log record and the start of its attribute list, bounds-checked.
+ * \return JAGER_OK or JAGER_E_FORMAT. [any-thread] \since 1.0
+ */
+JAGER_API jager_status jager_log_body(const jager_rec_log *rec, const char **body, uint32_t *body_len,
+                                      const uint8_t **attrs, const uint8_t **attrs_end);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JAGER_READER_H */

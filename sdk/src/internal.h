@@ -1,0 +1,284 @@
+/*
+ * internal.h — what the core's modules offer each other. Never installed.
+ *
+ * Modules (one concern each):
+ *   clock.c      TSC calibration, jager_now_ns
+ *   config.c     defaults, JAGER_* environment, jager_config copy
+ *   status.c     jager_strerror, last error
+ *   table.c      append-only chunked tables (stable pointers, lock-free reads)
+ *   registry.c   strings, sites, counters, event types, threads, run metadata
+ *   stacks.c     stack table, symbols (dladdr + binding-provided frames)
+ *   ring.c       per-thread rings: reserve/commit (producer), drain (collector)
+ *   thread.c     the calling thread's state (initial-exec TLS), ring creation, exit hook
+ *   span.c       sites' filter, spans, per-thread site aggregates, sampling
+ *   events.c     logs, counters, marks, span attributes/errors, generic plugin emit
+ *   context.c    W3C trace context
+ *   collector.c  the collector thread, sinks, flush
+ *   lifecycle.c  jager_init / jager_shutdown / metadata collection / self-cost
+ *   file_sink.c  the .jgr writer (a jager_sink)
+ *   reader.c     the .jgr reader (jager_reader.h)
+ *   loader.c     plugin discovery, dlopen, descriptor checks
+ *   host_api.c   the jager_host_api table given to plugins
+ */
+#ifndef JAGER_INTERNAL_H
+#define JAGER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jager.h"
+#include "jager_plugin.h"
+
+#define JG_HIDDEN __attribute__((visibility("hidden")))
+#define JG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define JG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- status.c ---- */
+/** Set the calling thread's last error message (printf-style) and return \p status. */
+JG_HIDDEN jager_status jg_error(jager_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- clock.c ---- */
+typedef struct jg_clock {
+    int use_tsc;           /* 1 when an invariant TSC is calibrated */
+    uint64_t tsc0;         /* TSC at the anchor */
+    uint64_t ns0;          /* CLOCK_MONOTONIC ns at the anchor */
+    uint64_t mult;         /* ns per tick in 32.32 fixed point */
+    double ticks_per_ns;   /* for the file header */
+    uint64_t unix_ns0;     /* CLOCK_REALTIME ns at the anchor */
+} jg_clock;
+extern jg_clock jg_clock_state JG_HIDDEN;
+/** Calibrate (spin \p spin_ns, default 5 ms); falls back to clock_gettime. [init-only] */
+JG_HIDDEN void jg_clock_calibrate(uint64_t spin_ns);
+JG_HIDDEN uint64_t jg_clock_gettime_ns(void);
+
+/* ---- config.c ---- */
+/** The active configuration (a private copy with owned strings). */
+typedef struct jg_config {
+    jager_config c;        /* strings below are owned copies */
+} jg_config;
+extern jg_config jg_cfg JG_HIDDEN;
+JG_HIDDEN jager_status jg_config_copy(const jager_config *src);
+JG_HIDDEN void jg_config_free(void);
+
+/* ---- table.c: append-only chunked arrays ----
+ * Entries never move, so a pointer to one stays valid; count is published with release,
+ * readers load it with acquire and may read entries below it without a lock. Writers
+ * serialise on the caller's mutex. */
+#define JG_TABLE_CHUNK_BITS 10
+#define JG_TABLE_MAX_CHUNKS 4096
+typedef struct jg_table {
+    size_t elem_size;
+    _Atomic(uint32_t) count;
+    _Atomic(void *) chunks[JG_TABLE_MAX_CHUNKS];
+} jg_table;
+JG_HIDDEN void *jg_table_get(jg_table *t, uint32_t index);       /* NULL if index >= count */
+JG_HIDDEN void *jg_table_append(jg_table *t, uint32_t *index_out); /* zeroed entry; NULL on OOM/full; caller publishes with jg_table_publish */
+JG_HIDDEN void jg_table_publish(jg_table *t, uint32_t new_count);
+JG_HIDDEN uint32_t jg_table_count(jg_table *t);
+JG_HIDDEN void jg_table_free(jg_table *t);
+
+/* ---- registry.c ----
+ * Ids are dense. String ids start at 1 (0 = none); site, counter ids start at 1; type ids
+ * are record types; thread indexes start at 1. Counts returned are "largest id + 1" for
+ * 1-based tables, so `for (id = 1; id < count; id++)` visits all. */
+JG_HIDDEN uint32_t jg_intern(const char *s);           /* 0 on error */
+JG_HIDDEN uint32_t jg_intern_n(const char *s, size_t len);
+JG_HIDDEN const char *jg_string(uint32_t id);          /* NULL if unknown */
+JG_HIDDEN uint32_t jg_string_count(void);
+
+typedef struct jg_site_info {
+    uint32_t name;      /* string id */
+    uint32_t file;      /* string id, 0 if unknown */
+    uint32_t line;
+    _Atomic(uint32_t) enabled; /* JAGER_FILTER verdict */
+} jg_site_info;
+JG_HIDDEN const jg_site_info *jg_site_get(jager_site site);
+JG_HIDDEN uint32_t jg_site_count(void);
+/** Re-evaluate every site against the active filter (at init). */
+JG_HIDDEN void jg_sites_apply_filter(const char *filter);
+JG_HIDDEN int jg_filter_match(const char *filter, const char *name);
+
+typedef struct jg_counter_info {
+    uint32_t name, unit, kind;
+} jg_counter_info;
+JG_HIDDEN const jg_counter_info *jg_counter_get(jager_counter id);
+JG_HIDDEN uint32_t jg_counter_count(void);
+
+/** Register a plugin or core type; idempotent for identical definitions. */
+JG_HIDDEN jager_status jg_type_register(const char *name, const jager_field_desc *fields, uint32_t nfields,
+                                        uint16_t builtin_id, uint16_t *type_out);
+JG_HIDDEN const jager_type_desc *jg_type_get(uint16_t type);
+JG_HIDDEN uint32_t jg_type_count(void); /* largest type id + 1 */
+JG_HIDDEN void jg_types_register_core(void);
+
+typedef struct jg_thread_info {
+    uint64_t os_tid;
+    char name[32];
+} jg_thread_info;
+JG_HIDDEN uint32_t jg_thread_register(uint64_t os_tid, const char *name); /* 0 when full */
+JG_HIDDEN const jg_thread_info *jg_thread_get(uint32_t index);
+JG_HIDDEN uint32_t jg_thread_count(void);
+
+/** Run metadata, insertion ordered; set replaces. Reads copy under the lock. */
+JG_HIDDEN jager_status jg_meta_set(const char *key, const char *value);
+JG_HIDDEN const char *jg_meta_get(const char *key); /* stable until shutdown */
+JG_HIDDEN uint32_t jg_meta_count(void);
+JG_HIDDEN int jg_meta_at(uint32_t i, const char **key, const char **value);
+/** Monotonic change counter: the file sink rewrites metadata when it moved. */
+JG_HIDDEN uint64_t jg_meta_generation(void);
+/** Free everything registered (sites keep their ids across init cycles, so only at exit). */
+JG_HIDDEN void jg_registry_reset_meta(void);
+
+/* ---- stacks.c ---- */
+JG_HIDDEN uint64_t jg_stack_count(void); /* largest id + 1 */
+JG_HIDDEN int jg_stack_get(jager_stack_id id, const uint64_t **ips, uint32_t *n);
+typedef struct jg_symbol {
+    uint64_t ip;
+    uint32_t inline_depth;
+    uint32_t line;
+    uint32_t func; /* string id */
+    uint32_t file; /* string id */
+} jg_symbol;
+JG_HIDDEN uint32_t jg_symbol_count(void);
+JG_HIDDEN const jg_symbol *jg_symbol_at(uint32_t i);
+/** Symbolize with dladdr every interned address not yet resolved (collector, at flush). */
+JG_HIDDEN void jg_symbols_resolve_native(void);
+
+/* ---- ring.c ----
+ * Single-producer ring of 8-byte words. The producer reserves space for a record, fills
+ * it and commits with a release store of head. The collector copies [tail, head) and
+ * advances tail with a CAS; in overwrite mode the producer evicts old records by the
+ * same CAS, so the collector keeps only what it copied before an eviction. */
+typedef struct jg_ring {
+    /* producer cache line */
+    uint64_t head_local;             /* next write position in bytes (monotonic) */
+    uint64_t tail_cache;             /* producer's last view of tail */
+    uint64_t mask;                   /* capacity - 1 */
+    uint8_t *buf;
+    uint32_t mode;                   /* jager_ring_mode */
+    uint32_t thread;                 /* thread index */
+    _Atomic(uint64_t) emitted;       /* events offered (producer-written, relaxed) */
+    _Atomic(uint64_t) dropped_full;  /* JAGER_DROP_RING_FULL / TOO_LARGE */
+    _Atomic(uint64_t) dropped_large;
+    _Atomic(uint64_t) overwritten;   /* JAGER_DROP_OVERWRITTEN */
+    char pad0[64];
+    /* shared */
+    _Atomic(uint64_t) head;          /* published by the producer (release) */
+    char pad1[56];
+    _Atomic(uint64_t) tail;          /* advanced by the collector (and producer on overwrite) */
+    char pad2[56];
+    /* collector-owned */
+    uint64_t reported_drops[JAGER_DROP_REASONS]; /* what drop records already said */
+    _Atomic(int) orphaned;           /* the thread exited: drain, then free */
+    struct jg_ring *next;            /* collector's list */
+} jg_ring;
+
+JG_HIDDEN jg_ring *jg_ring_new(uint64_t bytes, uint32_t mode, uint32_t thread);
+JG_HIDDEN void jg_ring_free(jg_ring *r);
+/** Reserve \p bytes (multiple of 8) for one record; NULL when it cannot (counted). */
+JG_HIDDEN void *jg_ring_reserve(jg_ring *r, uint32_t bytes);
+/** Publish the record reserved last. */
+JG_HIDDEN void jg_ring_commit(jg_ring *r, uint32_t bytes);
+/** Copy whole records (pads removed) into \p out (grown as needed, caller frees);
+ *  returns the bytes and sets *events. [collector only] */
+JG_HIDDEN size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *events);
+
+/* ---- thread.c ---- */
+/** Per-thread site aggregates: chunks of 64 sites, allocated on a site's first span on
+ *  the thread. Fields are written by the owner with relaxed atomics and read by others. */
+#define JG_SITE_CHUNK 64
+typedef struct jg_site_agg {
+    _Atomic(uint64_t) calls, total_ns, min_ns, max_ns, bytes, errors;
+    _Atomic(uint64_t) sampled_at;  /* sampling state: count (1-in-N) or last time (interval) */
+    _Atomic(uint64_t) hist[JAGER_HIST_BUCKETS];
+} jg_site_agg;
+
+#define JG_MAX_DEPTH 128
+#define JG_SITE_CHUNKS_MAX 65536 /* 4 Mi sites */
+
+typedef struct jg_tls {
+    jg_ring *ring;                 /* NULL if none could be made */
+    uint32_t thread;               /* thread index */
+    uint32_t depth;                /* open spans */
+    uint32_t next_span;            /* last span id handed out */
+    uint32_t nsitechunks;          /* capacity of agg */
+    _Atomic(jg_site_agg *) *agg;   /* [nsitechunks] chunk pointers */
+    uint32_t stack_id[JG_MAX_DEPTH];   /* open span ids */
+    jager_site stack_site[JG_MAX_DEPTH];
+    jager_trace_context ctx;       /* current trace context */
+    int has_ctx;
+    _Atomic(uint64_t) spans_ended;
+    _Atomic(uint64_t) no_ring_drops;
+    _Atomic(int) exited;
+    struct jg_tls *next_all;       /* list of every thread state (stats) */
+} jg_tls;
+
+/** The calling thread's state; created on first use (NULL only on out of memory). */
+JG_HIDDEN jg_tls *jg_tls_get(void);
+/** The same, but NULL if the thread never recorded. [hot-path] */
+JG_HIDDEN jg_tls *jg_tls_peek(void);
+/** Site aggregate slot of \p site on \p t (allocating its chunk on first use). */
+JG_HIDDEN jg_site_agg *jg_tls_site_agg(jg_tls *t, jager_site site);
+/** Visit every thread state ever created (live or exited) under the threads lock. */
+JG_HIDDEN void jg_tls_foreach(void (*fn)(jg_tls *t, void *arg), void *arg);
+/** Free exited threads' states (at shutdown, after the final drain). */
+JG_HIDDEN void jg_tls_release_all(void);
+
+/* ---- span.c ---- */
+JG_HIDDEN uint32_t jg_hist_bucket(uint64_t ns);
+
+/* ---- events.c ---- */
+/** Reserve a record on the calling thread's ring, counting emitted/dropped. */
+JG_HIDDEN void *jg_record_reserve(uint32_t bytes, jg_tls **t_out);
+JG_HIDDEN void jg_record_commit(jg_tls *t, uint32_t bytes);
+/** Generic plugin emit (host->emit). */
+JG_HIDDEN void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
+/** A diagnostic into the recording and (unless quiet) stderr: "jager: <source>: <msg>". */
+JG_HIDDEN void jg_diag(const char *source, int level, const char *msg);
+/** Encode an attribute list at \p dst (NULL: only measure); returns the bytes. */
+JG_HIDDEN size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t nattrs, size_t max_str);
+
+/* ---- collector.c ---- */
+JG_HIDDEN jager_status jg_sink_add(const jager_sink *sink);
+JG_HIDDEN jager_status jg_collector_start(void);
+/** Drain all rings and flush sinks; from any thread; waits for completion. */
+JG_HIDDEN jager_status jg_collector_flush(void);
+/** Final drain, close sinks, stop the thread. */
+JG_HIDDEN void jg_collector_stop(void);
+/** Register a ring with the collector (from the producer's first event). */
+JG_HIDDEN void jg_collector_add_ring(jg_ring *r);
+/** Events handed to sinks so far. */
+JG_HIDDEN uint64_t jg_collector_written(void);
+JG_HIDDEN uint64_t jg_collector_sink_drops(void);
+
+/* ---- lifecycle.c ---- */
+/** 1 while recording. Read on every hot path with a relaxed load (one predictable branch). */
+extern _Atomic(int) jg_enabled JG_HIDDEN;
+/** Monotonic generation: bumped by every init, so thread state from an old run resets. */
+extern _Atomic(uint32_t) jg_generation JG_HIDDEN;
+/** Measured cost of one span in ns × 1000 (at init). */
+extern uint64_t jg_span_cost_x1000 JG_HIDDEN;
+
+/* ---- file_sink.c ---- */
+/** Create the .jgr file sink writing to \p path; the returned sink is registered by the
+ *  caller. Writes preamble + metadata + schema at open. */
+JG_HIDDEN jager_status jg_file_sink_create(const char *path, jager_sink *out);
+
+/* ---- loader.c ---- */
+/** Load plugins from the comma list; failures are diagnosed once and skipped. */
+JG_HIDDEN void jg_plugins_load(const char *list, const char *search_path);
+JG_HIDDEN void jg_plugins_start(void);
+JG_HIDDEN void jg_plugins_flush(void);   /* collector thread, before a requested drain */
+JG_HIDDEN void jg_plugins_stop(void);    /* before the final drain */
+JG_HIDDEN void jg_plugins_unload(void);  /* after sinks closed */
+JG_HIDDEN const void *jg_plugins_extension(const char *id);
+JG_HIDDEN uint32_t jg_plugins_count(void);
+JG_HIDDEN const char *jg_plugins_loaded_names(void); /* "gc,dispatch" (static buffer) */
+
+/* ---- host_api.c ---- */
+JG_HIDDEN const jager_host_api *jg_host_api(void);
+
+#endif /* JAGER_INTERNAL_H */
