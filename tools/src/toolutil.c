@@ -1,0 +1,195 @@
+#include "toolutil.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+jager_reader *tu_open(const char *cmd, const char *path)
+{
+    jager_reader *r = NULL;
+    if (!path) {
+        fprintf(stderr, "jager %s: no recording given\n", cmd);
+        return NULL;
+    }
+    if (jager_reader_open(path, &r) != JAGER_OK) {
+        fprintf(stderr, "jager %s: %s: %s\n", cmd, path, jager_last_error());
+        return NULL;
+    }
+    return r;
+}
+
+int tu_finish(const char *cmd, const char *path, jager_reader *r, int rc)
+{
+    if (rc >= 0) return JAGER_EXIT_OK;
+    jager_reader_info info = {.struct_size = sizeof info};
+    jager_reader_get_info(r, &info);
+    if (rc == JAGER_E_TRUNCATED) {
+        fprintf(stderr, "jager %s: %s: %s (partial results: %llu events from %llu whole frames)\n", cmd, path,
+                jager_reader_error(r), (unsigned long long)info.events, (unsigned long long)info.frames);
+        return JAGER_EXIT_PARTIAL;
+    }
+    fprintf(stderr, "jager %s: %s: %s\n", cmd, path, jager_reader_error(r));
+    return info.events ? JAGER_EXIT_PARTIAL : JAGER_EXIT_INPUT;
+}
+
+/* Length of a valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; c &= 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; c &= 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; c &= 0x07; }
+    else return 0;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+    return len;
+}
+
+void tu_json_str(FILE *out, const char *s, size_t n)
+{
+    if (!s) { fputs("null", out); return; }
+    if (n == (size_t)-1) n = strlen(s);
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        if (c < 0x80) {
+            switch (c) {
+            case '"': fputs("\\\"", out); break;
+            case '\\': fputs("\\\\", out); break;
+            case '\n': fputs("\\n", out); break;
+            case '\r': fputs("\\r", out); break;
+            case '\t': fputs("\\t", out); break;
+            case '<': case '>': case '&': fprintf(out, "\\u%04x", c); break;
+            default:
+                if (c < 0x20 || c == 0x7f) fprintf(out, "\\u%04x", c);
+                else fputc((int)c, out);
+            }
+            i++;
+            continue;
+        }
+        size_t l = utf8_len(p + i, n - i);
+        if (!l) { fputs("\\ufffd", out); i++; continue; }
+        if (l == 3 && p[i] == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
+            fprintf(out, "\\u%04x", p[i + 2] == 0xA8 ? 0x2028 : 0x2029);
+        else fwrite(p + i, 1, l, out);
+        i += l;
+    }
+    fputc('"', out);
+}
+
+void tu_html_str(FILE *out, const char *s, size_t n)
+{
+    if (!s) return;
+    if (n == (size_t)-1) n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default: fputc(s[i], out);
+        }
+    }
+}
+
+void tu_csv_str(FILE *out, const char *s, size_t n)
+{
+    if (!s) return;
+    if (n == (size_t)-1) n = strlen(s);
+    int quote = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') quote = 1;
+    if (!quote) { fwrite(s, 1, n, out); return; }
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') fputc('"', out);
+        fputc(s[i], out);
+    }
+    fputc('"', out);
+}
+
+const char *tu_fmt_ns(char *buf, size_t size, double ns)
+{
+    if (ns < 1e3) snprintf(buf, size, "%.0f ns", ns);
+    else if (ns < 1e6) snprintf(buf, size, "%.2f us", ns / 1e3);
+    else if (ns < 1e9) snprintf(buf, size, "%.2f ms", ns / 1e6);
+    else snprintf(buf, size, "%.3f s", ns / 1e9);
+    return buf;
+}
+
+const char *tu_fmt_bytes(char *buf, size_t size, double b)
+{
+    static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (b >= 1024 && i < 4) { b /= 1024; i++; }
+    if (i == 0) snprintf(buf, size, "%.0f B", b);
+    else snprintf(buf, size, "%.1f %s", b, u[i]);
+    return buf;
+}
+
+int tu_buf_put(tu_buf *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n) cap *= 2;
+        uint8_t *d = realloc(b->data, cap);
+        if (!d) return -1;
+        b->data = d;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+int tu_buf_putc(tu_buf *b, uint8_t c) { return tu_buf_put(b, &c, 1); }
+
+int tu_buf_printf(tu_buf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return -1;
+    if ((size_t)n < sizeof tmp) return tu_buf_put(b, tmp, (size_t)n);
+    char *big = malloc((size_t)n + 1);
+    if (!big) return -1;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int rc = tu_buf_put(b, big, (size_t)n);
+    free(big);
+    return rc;
+}
+
+void tu_buf_free(tu_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+const char *tu_site_label(const jager_reader *r, jager_site site, char *buf, size_t size, int with_location)
+{
+    const char *name = NULL, *file = NULL;
+    uint32_t line = 0;
+    if (jager_reader_site(r, site, &name, &file, &line) != JAGER_OK || !name) {
+        snprintf(buf, size, "site#%u", site);
+        return buf;
+    }
+    if (with_location && file && *file) snprintf(buf, size, "%s (%s:%u)", name, file, line);
+    else snprintf(buf, size, "%s", name);
+    return buf;
+}

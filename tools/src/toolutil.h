@@ -1,0 +1,44 @@
+/* Helpers every `jager` command shares: opening recordings with uniform errors and exit
+ * codes, escaping for JSON/HTML/CSV, human-readable durations and sizes, a growable buffer. */
+#ifndef JAGER_TOOLS_UTIL_H
+#define JAGER_TOOLS_UTIL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jager_reader.h"
+
+/** Open \p path; on failure print "jager <cmd>: <path>: <why>" and return NULL. */
+jager_reader *tu_open(const char *cmd, const char *path);
+/** Map the final jager_reader_next() result to an exit code, printing the reader's error
+ *  ("<path>: truncated after N events (partial results)") when rc < 0. */
+int tu_finish(const char *cmd, const char *path, jager_reader *r, int rc);
+
+/** Write \p s (n bytes, or NUL-terminated when n == (size_t)-1) as a JSON string with quotes.
+ *  Control characters, quotes, backslashes are escaped; '<', '>', '&' and U+2028/2029 as
+ *  \uXXXX too, so the result is also safe inside an HTML <script> block. Invalid UTF-8
+ *  bytes become U+FFFD. */
+void tu_json_str(FILE *out, const char *s, size_t n);
+/** Write \p s escaped for HTML text and attribute values (& < > " ' ). */
+void tu_html_str(FILE *out, const char *s, size_t n);
+/** Write \p s as one CSV field (RFC 4180: quoted when needed, quotes doubled). */
+void tu_csv_str(FILE *out, const char *s, size_t n);
+
+/** "1.23 ms", "850 ns", "2.5 s" into buf. */
+const char *tu_fmt_ns(char *buf, size_t size, double ns);
+/** "1.5 MiB" into buf. */
+const char *tu_fmt_bytes(char *buf, size_t size, double bytes);
+
+/** A growable byte buffer. */
+typedef struct tu_buf {
+    uint8_t *data;
+    size_t len, cap;
+} tu_buf;
+int tu_buf_put(tu_buf *b, const void *p, size_t n); /* 0 or -1 on OOM */
+int tu_buf_putc(tu_buf *b, uint8_t c);
+int tu_buf_printf(tu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tu_buf_free(tu_buf *b);
+
+/** Site display name "name" or "name (file:line)" into buf. */
+const char *tu_site_label(const jager_reader *r, jager_site site, char *buf, size_t size, int with_location);
+#endif
