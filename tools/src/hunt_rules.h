@@ -1,0 +1,79 @@
+/*
+ * hunt_rules.h — findings: what is slow in a recording and why, ranked by estimated cost.
+ *
+ * The rules read only the analysis model (model.h); each rule and threshold is described,
+ * with its reasoning, in docs/hunt.md. `jager hunt` prints the findings; `jager report`
+ * shows the same list.
+ */
+#ifndef JAGER_TOOLS_HUNT_RULES_H
+#define JAGER_TOOLS_HUNT_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/** Kinds of finding. Stable names (hunt_kind_name) are part of the JSON output. */
+typedef enum hunt_kind {
+    HUNT_SLOW_REGION = 0,
+    HUNT_GC_PRESSURE,
+    HUNT_ALLOCATION_HOTSPOT,
+    HUNT_TYPE_INSTABILITY,
+    HUNT_DISPATCH_DIVERSITY,
+    HUNT_SPECIALIZATION_EXPLOSION,
+    HUNT_COMPILE_TIME,
+    HUNT_EXCEPTION_HOTSPOT,
+    HUNT_DROPPED_EVENTS,
+    HUNT_PLUGIN_EVENTS,     /**< events of plugins hunt has no rule for, reported generically */
+    HUNT_KIND_COUNT
+} hunt_kind;
+
+/** "slow_region", "gc_pressure", … */
+const char *hunt_kind_name(hunt_kind k);
+
+/** One number behind a finding. */
+typedef struct hunt_evidence {
+    const char *key;        /**< static: "pct_of_run", "calls", "gc_pauses", … */
+    double value;
+    const char *unit;       /**< static: "ns", "%", "bytes", "count", "" */
+} hunt_evidence;
+
+#define HUNT_MAX_EVIDENCE 12
+#define HUNT_MAX_DETAILS 8
+
+/** A finding. Strings are owned by the finding list (hunt_free). */
+typedef struct hunt_finding {
+    hunt_kind kind;
+    int severity;            /**< 2 problem, 1 warning, 0 note */
+    double cost_ns;          /**< estimated time this problem cost in this run (ranking key) */
+    double pct_of_run;       /**< cost_ns / run time × 100 */
+    char *title;             /**< one line, plain text (escape when printing) */
+    char *hint;              /**< what to do about it */
+    jager_site site;         /**< 0 when not tied to a site */
+    const char *func;        /**< location: function ("" if none), borrowed from the model */
+    const char *file;        /**< "" if unknown */
+    uint32_t line;
+    hunt_evidence evidence[HUNT_MAX_EVIDENCE];
+    uint32_t nevidence;
+    char *details[HUNT_MAX_DETAILS]; /**< extra lines: trigger stacks, signatures, call chain */
+    uint32_t ndetails;
+} hunt_finding;
+
+/** Knobs (defaults in docs/hunt.md). */
+typedef struct hunt_options {
+    double min_pct;          /**< drop findings whose cost is below this % of the run (default 1.0) */
+} hunt_options;
+
+void hunt_options_default(hunt_options *o);
+
+/**
+ * \brief Apply every rule to \p m and return the findings ranked by cost (descending;
+ *        warnings about the recording itself — dropped events — first).
+ * \return 0, or -1 on out of memory (nothing returned).
+ */
+int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_t *n);
+
+/** Free a list returned by hunt_run(). */
+void hunt_free(hunt_finding *f, size_t n);
+
+#endif
