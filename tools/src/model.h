@@ -69,7 +69,7 @@ void jm_options_default(jm_options *o);
 #define JM_SITE_UNRECORDED (UINT32_MAX - 1u)    /**< stands for enclosing spans whose record is missing
                                                      (sampled out, dropped, or still open at a crash) */
 
-/** One call path. Children are linked in first-seen order (sort them for display). */
+/** One call path. Children are linked in no particular order (sort them for display). */
 typedef struct jm_node {
     uint32_t site;          /**< jager_site, 0 for the root, or JM_SITE_OTHER / JM_SITE_UNRECORDED */
     uint32_t parent;        /**< node index, JM_NONE for the root */
@@ -97,7 +97,8 @@ typedef struct jm_tree {
     void *index;            /**< private: (parent, site) → node */
 } jm_tree;
 
-/** Children of \p node sorted by incl_ns, descending. \return count, writes up to \p cap indices. */
+/** Children of \p node sorted by incl_ns, descending (heaviest first).
+ *  \return the number of children; writes min(that, \p cap) indices — pass cap ≥ the count for a full sort. */
 uint32_t jm_tree_children_sorted(const jm_tree *t, uint32_t node, uint32_t *out, uint32_t cap);
 
 /* ------------------------------------------------------------------------------------ */

@@ -1,0 +1,790 @@
+/* model.c — building the analysis model from a stream of events (see model.h).
+ *
+ * Spans reach the file at their end, so on one thread a span's children arrive before
+ * it. Each thread keeps a stack of "pending" subtrees keyed by the span id of a still-open
+ * span: a span that ends merges itself (with the subtree its own children built) into the
+ * pending subtree of its parent, and a top-level span merges into the thread's tree. Open
+ * span ids grow with depth, so the stack stays sorted; entries left above a span when it
+ * ends belong to spans whose record never came (sampling, drops) and are kept under an
+ * "(unrecorded)" node instead of being lost. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_priv.h"
+
+#define MSG_KEEP_BYTES 512
+
+void jm_options_default(jm_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->max_tree_nodes = 65536;
+    o->max_gc_stacks = 4096;
+    o->max_site_stacks = 65536;
+    o->max_signatures = 65536;
+    o->max_messages = 1024;
+    o->max_pending_gc = 65536;
+}
+
+static void apply_options(jm_options *dst, const jm_options *src)
+{
+    jm_options_default(dst);
+    if (!src) return;
+#define TAKE(f) \
+    if (src->struct_size >= offsetof(jm_options, f) + sizeof src->f && src->f) dst->f = src->f
+    TAKE(max_tree_nodes);
+    TAKE(max_gc_stacks);
+    TAKE(max_site_stacks);
+    TAKE(max_signatures);
+    TAKE(max_messages);
+    TAKE(max_pending_gc);
+#undef TAKE
+}
+
+jager_status jm_model_new(jager_reader *r, const jm_options *opt, jm_model **out)
+{
+    if (!out) return JAGER_E_INVALID;
+    *out = NULL;
+    if (!r) return JAGER_E_INVALID;
+    jm_model *m = calloc(1, sizeof *m);
+    jm_priv *p = calloc(1, sizeof *p);
+    if (!m || !p) goto oom;
+    m->reader = r;
+    m->priv = p;
+    apply_options(&m->opt, opt);
+    for (uint32_t b = 0; b < JAGER_HIST_BUCKETS; b++) p->hist_lower[b] = jager_hist_bucket_lower_ns(b);
+    memset(p->fields, -1, sizeof p->fields);
+    m->first_ns = UINT64_MAX;
+    m->stats.struct_size = sizeof m->stats;
+    if (jm_tree_init(&m->merged, 0, m->opt.max_tree_nodes) != 0) goto oom;
+    *out = m;
+    return JAGER_OK;
+oom:
+    free(p);
+    if (m) m->priv = NULL;
+    jm_model_free(m);
+    return JAGER_E_NOMEM;
+}
+
+/* ---- small helpers ---- */
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint32_t hist_bucket(const jm_priv *p, uint64_t ns)
+{
+    uint32_t lo = 0, hi = JAGER_HIST_BUCKETS - 1; /* last bucket whose lower bound ≤ ns */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi + 1) / 2;
+        if (p->hist_lower[mid] <= ns) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+static jm_thread_state *thread_state(jm_model *m, uint32_t thread)
+{
+    jm_priv *p = m->priv;
+    if (thread > 65536 && thread > jager_reader_thread_count(m->reader)) return NULL;
+    if (jm_grow((void **)&p->ts, &p->cap_threads, thread + 1, sizeof *p->ts) != 0) {
+        p->oom = 1;
+        return NULL;
+    }
+    if (thread >= p->nts) p->nts = thread + 1;
+    jm_thread_state *ts = &p->ts[thread];
+    if (!ts->present) {
+        uint32_t cap = m->nthreads;
+        if (jm_grow((void **)&m->threads, &cap, m->nthreads + 1, sizeof *m->threads) != 0) goto oom;
+        /* The model keeps no capacity field: this regrows on every new thread (few). */
+        jm_thread *t = &m->threads[m->nthreads];
+        memset(t, 0, sizeof *t);
+        t->index = thread;
+        t->first_ns = UINT64_MAX;
+        t->name = "";
+        if (jm_tree_init(&t->tree, thread, m->opt.max_tree_nodes) != 0) goto oom;
+        ts->slot = m->nthreads++;
+        ts->present = 1;
+    }
+    return ts;
+oom:
+    p->oom = 1;
+    return NULL;
+}
+
+static jm_site_acc *site_acc(jm_model *m, uint32_t site)
+{
+    jm_priv *p = m->priv;
+    if (site == 0 || site > jager_reader_site_count(m->reader)) return NULL;
+    if (jm_grow((void **)&p->acc, &p->cap_sites, site + 1, sizeof *p->acc) != 0) {
+        p->oom = 1;
+        return NULL;
+    }
+    if (site >= p->nacc) p->nacc = site + 1;
+    jm_site_acc *a = &p->acc[site];
+    if (!a->seen) {
+        a->seen = 1;
+        a->min_ns = UINT64_MAX;
+    }
+    return a;
+}
+
+/* ---- pending subtrees ---- */
+
+static jm_tree *forest_get(jm_model *m)
+{
+    jm_priv *p = m->priv;
+    if (p->npool) return p->pool[--p->npool];
+    jm_tree *t = malloc(sizeof *t);
+    if (!t || jm_tree_init(t, 0, m->opt.max_tree_nodes) != 0) {
+        free(t);
+        p->oom = 1;
+        return NULL;
+    }
+    return t;
+}
+
+static void forest_put(jm_model *m, jm_tree *t)
+{
+    jm_priv *p = m->priv;
+    if (!t) return;
+    if (p->npool < 64 && jm_grow((void **)&p->pool, &p->cap_pool, p->npool + 1, sizeof *p->pool) == 0) {
+        jm_tree_reset(t);
+        p->pool[p->npool++] = t;
+        return;
+    }
+    jm_tree_free(t);
+    free(t);
+}
+
+/* Put the subtree of a span whose record never came under \p into's "(unrecorded)" child of \p at. */
+static void attach_orphan(jm_model *m, jm_tree *into, uint32_t at, jm_tree *orphan)
+{
+    uint32_t u = jm_tree_child(into, at, JM_SITE_UNRECORDED);
+    if (u == JM_NONE) {
+        ((jm_priv *)m->priv)->oom = 1;
+        forest_put(m, orphan);
+        return;
+    }
+    jm_node sum = {.calls = 1, .min_ns = UINT64_MAX};
+    for (uint32_t c = orphan->nodes[0].first_child; c != JM_NONE; c = orphan->nodes[c].next_sibling) {
+        const jm_node *n = &orphan->nodes[c];
+        sum.incl_ns += n->incl_ns;
+        sum.bytes += n->bytes;
+        sum.errors += n->errors;
+    }
+    sum.min_ns = sum.max_ns = sum.incl_ns;
+    jm_node_add(&into->nodes[u], &sum);
+    if (into->nodes[u].site == JM_SITE_UNRECORDED && jm_tree_merge_children(into, u, orphan) != 0)
+        ((jm_priv *)m->priv)->oom = 1;
+    into->unrecorded++;
+    forest_put(m, orphan);
+}
+
+/* ---- GC overlap ---- */
+
+/* GC pause time on \p ts overlapping [start, end); credits trigger stacks to \p site. */
+static void gc_overlap(jm_model *m, jm_thread_state *ts, uint32_t site, uint64_t start, uint64_t end,
+                       uint64_t *gc_ns, uint64_t *pauses)
+{
+    jm_priv *p = m->priv;
+    *gc_ns = 0;
+    *pauses = 0;
+    if (!ts->npauses || end <= start) return;
+    uint32_t lo = 0, hi = ts->npauses; /* first pause ending after start (ends are ordered) */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (ts->pauses[mid].end <= start) lo = mid + 1;
+        else hi = mid;
+    }
+    for (uint32_t i = lo; i < ts->npauses && ts->pauses[i].start < end; i++) {
+        jm_pause *pz = &ts->pauses[i];
+        uint64_t a = pz->start > start ? pz->start : start, b = pz->end < end ? pz->end : end;
+        if (b <= a) continue;
+        uint64_t ov = b - a;
+        *gc_ns += ov;
+        (*pauses)++;
+        pz->attributed = 1;
+        /* (site, trigger stack) → time: "80% of step!'s GC triggered from assemble". */
+        uint32_t k = jm_map_get(&p->site_stack_map, site, pz->stack);
+        if (k == JM_NONE) {
+            if (m->nsite_stacks >= m->opt.max_site_stacks) continue;
+            if (jm_grow((void **)&m->site_stacks, &p->cap_site_stacks, m->nsite_stacks + 1,
+                        sizeof *m->site_stacks) != 0 ||
+                jm_map_put(&p->site_stack_map, site, pz->stack, m->nsite_stacks) != 0) {
+                p->oom = 1;
+                continue;
+            }
+            k = m->nsite_stacks++;
+            m->site_stacks[k].site = site;
+            m->site_stacks[k].stack = pz->stack;
+        }
+        m->site_stacks[k].pauses++;
+        m->site_stacks[k].total_ns += ov;
+    }
+}
+
+/* Forget pauses that end by \p t (no later span of this thread can overlap them). */
+static void gc_prune(jm_model *m, jm_thread_state *ts, uint64_t t, uint32_t keep_max)
+{
+    uint32_t n = 0;
+    while (n < ts->npauses && (ts->pauses[n].end <= t || ts->npauses - n > keep_max)) {
+        if (!ts->pauses[n].attributed) m->gc.unattributed_ns += ts->pauses[n].end - ts->pauses[n].start;
+        n++;
+    }
+    if (!n) return;
+    memmove(ts->pauses, ts->pauses + n, (ts->npauses - n) * sizeof *ts->pauses);
+    ts->npauses -= n;
+}
+
+/* ---- spans ---- */
+
+static uint32_t take_errors(jm_thread_state *ts, uint32_t span_id)
+{
+    uint32_t count = 0;
+    while (ts->nerrs && ts->errs[ts->nerrs - 1].span_id >= span_id) {
+        if (ts->errs[ts->nerrs - 1].span_id == span_id) count += ts->errs[ts->nerrs - 1].count;
+        ts->nerrs--;
+    }
+    return count;
+}
+
+static void add_span(jm_model *m, const jager_event *ev)
+{
+    jm_priv *p = m->priv;
+    const jager_rec_span *rec = (const jager_rec_span *)ev->rec;
+    if (rec->h.words * 8u < sizeof *rec) {
+        m->malformed++;
+        return;
+    }
+    jm_site_acc *a = site_acc(m, rec->h.aux);
+    jm_thread_state *ts = thread_state(m, ev->thread);
+    if (!a || !ts) {
+        m->malformed++;
+        return;
+    }
+    uint32_t site = rec->h.aux, id = rec->span_id, parent = rec->parent_id;
+    uint64_t dur = rec->end_ns >= rec->start_ns ? rec->end_ns - rec->start_ns : 0;
+    m->spans++;
+    m->threads[ts->slot].spans++;
+
+    a->calls++;
+    a->total_ns += dur;
+    if (dur < a->min_ns) a->min_ns = dur;
+    if (dur > a->max_ns) a->max_ns = dur;
+    a->bytes += rec->bytes;
+    if (!a->hist && !(a->hist = calloc(JAGER_HIST_BUCKETS, sizeof *a->hist))) p->oom = 1;
+    if (a->hist) a->hist[hist_bucket(p, dur)]++;
+
+    jm_node self = {.site = site, .calls = 1, .incl_ns = dur, .min_ns = dur, .max_ns = dur, .bytes = rec->bytes};
+    self.errors = take_errors(ts, id);
+    gc_overlap(m, ts, site, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
+    a->gc_ns += self.gc_ns;
+    a->gc_pauses += self.gc_pauses;
+
+    /* This span's own children: the pending entry with its id; entries above it are orphans. */
+    uint32_t top = ts->npending;
+    while (top && ts->pending[top - 1].span_id > id) top--;
+    jm_tree *kids = NULL;
+    uint32_t below = top;
+    if (top && ts->pending[top - 1].span_id == id) {
+        kids = ts->pending[top - 1].forest;
+        below = top - 1;
+    }
+    for (uint32_t i = top; i < ts->npending; i++) {
+        if (!kids && !(kids = forest_get(m))) {
+            forest_put(m, ts->pending[i].forest);
+            continue;
+        }
+        attach_orphan(m, kids, 0, ts->pending[i].forest);
+    }
+    ts->npending = below;
+
+    uint64_t child_ns = 0;
+    if (kids)
+        for (uint32_t c = kids->nodes[0].first_child; c != JM_NONE; c = kids->nodes[c].next_sibling)
+            child_ns += kids->nodes[c].incl_ns;
+    self.excl_ns = dur > child_ns ? dur - child_ns : 0;
+
+    jm_tree *dst;
+    if (parent == 0 || parent >= id) {
+        /* Top level: whatever is still pending belongs to spans that never got recorded. */
+        dst = &m->threads[ts->slot].tree;
+        for (uint32_t i = 0; i < ts->npending; i++) attach_orphan(m, dst, 0, ts->pending[i].forest);
+        ts->npending = 0;
+        dst->nodes[0].calls++;
+        dst->nodes[0].incl_ns += dur;
+        dst->nodes[0].bytes += rec->bytes;
+        dst->nodes[0].errors += self.errors;
+        dst->nodes[0].gc_ns += self.gc_ns;
+        dst->nodes[0].gc_pauses += self.gc_pauses;
+        gc_prune(m, ts, rec->end_ns, m->opt.max_pending_gc);
+    } else {
+        uint32_t n = ts->npending;
+        while (n && ts->pending[n - 1].span_id > parent) n--;
+        jm_tree *pf = NULL;
+        if (n && ts->pending[n - 1].span_id == parent) {
+            pf = ts->pending[n - 1].forest;
+        } else if ((pf = forest_get(m)) != NULL) {
+            /* Insert the parent's entry at n, keeping the stack sorted by id. */
+            if (jm_grow((void **)&ts->pending, &ts->cap_pending, ts->npending + 1, sizeof *ts->pending) != 0) {
+                p->oom = 1;
+                forest_put(m, pf);
+                pf = NULL;
+            } else {
+                memmove(ts->pending + n + 1, ts->pending + n, (ts->npending - n) * sizeof *ts->pending);
+                ts->pending[n] = (jm_pending){parent, pf};
+                ts->npending++;
+                n++;
+            }
+        }
+        if (!pf) {
+            forest_put(m, kids);
+            return;
+        }
+        /* Entries between the parent and this span: siblings that were never recorded. */
+        for (uint32_t i = n; i < ts->npending; i++) attach_orphan(m, pf, 0, ts->pending[i].forest);
+        ts->npending = n;
+        dst = pf;
+    }
+
+    uint32_t c = jm_tree_child(dst, 0, site);
+    if (c == JM_NONE) {
+        p->oom = 1;
+    } else if (dst->nodes[c].site != site) { /* folded: keeps no structure below */
+        self.excl_ns = self.incl_ns;
+        jm_node_add(&dst->nodes[c], &self);
+        dst->folded_calls++;
+    } else {
+        jm_node_add(&dst->nodes[c], &self);
+        if (kids && jm_tree_merge_children(dst, c, kids) != 0) p->oom = 1;
+    }
+    forest_put(m, kids);
+}
+
+static void add_span_error(jm_model *m, const jager_event *ev)
+{
+    jm_priv *p = m->priv;
+    const jager_rec_span_error *rec = (const jager_rec_span_error *)ev->rec;
+    size_t bytes = rec->h.words * 8u;
+    if (bytes < sizeof *rec || rec->msg_len > bytes - sizeof *rec) {
+        m->malformed++;
+        return;
+    }
+    m->span_errors++;
+    jm_site_acc *a = site_acc(m, rec->h.aux);
+    jm_thread_state *ts = thread_state(m, ev->thread);
+    if (!a || !ts) return;
+    a->errors++;
+    if (ts->nerrs && ts->errs[ts->nerrs - 1].span_id == rec->span_id) {
+        ts->errs[ts->nerrs - 1].count++;
+    } else if (ts->nerrs < 4096 &&
+               jm_grow((void **)&ts->errs, &ts->cap_errs, ts->nerrs + 1, sizeof *ts->errs) == 0) {
+        ts->errs[ts->nerrs++] = (jm_open_error){rec->span_id, 1};
+    }
+
+    const char *text = (const char *)(rec + 1);
+    size_t len = rec->msg_len < MSG_KEEP_BYTES ? rec->msg_len : MSG_KEEP_BYTES;
+    uint64_t h = fnv1a(text, len);
+    uint32_t k = jm_map_get(&p->msg_map, rec->h.aux, h);
+    if (k == JM_NONE) {
+        if (m->nmessages >= m->opt.max_messages) return; /* counted as msg_other at finish */
+        char *copy = malloc(len + 1);
+        if (!copy || jm_grow((void **)&m->messages, &p->cap_msgs, m->nmessages + 1, sizeof *m->messages) != 0 ||
+            jm_map_put(&p->msg_map, rec->h.aux, h, m->nmessages) != 0) {
+            free(copy);
+            p->oom = 1;
+            return;
+        }
+        memcpy(copy, text, len);
+        copy[len] = 0;
+        k = m->nmessages++;
+        m->messages[k] = (jm_message){.site = rec->h.aux, .text = copy, .first_ns = rec->time_ns};
+    }
+    m->messages[k].count++;
+}
+
+/* ---- plugin records ---- */
+
+static const struct role_def {
+    const char *name;
+    int role;
+    const char *fields[JM_ROLE_FIELDS];
+} role_defs[] = {
+    {"gc.pause", JM_ROLE_GC_PAUSE, {"duration_ns", "stack", "full", "allocd_bytes", "freed_bytes", "live_bytes"}},
+    {"gc.site_time", JM_ROLE_GC_SITE_TIME, {"site", "gc_ns", "pauses"}},
+    {"dispatch.signature", JM_ROLE_SIGNATURE, {"site", "signature", "calls"}},
+    {"dispatch.compile", JM_ROLE_COMPILE, {"duration_ns", "inference_ns", "signature"}},
+    {"dispatch.specializations", JM_ROLE_SPECS, {"method", "count", "file", "line"}},
+    {"dispatch.instability", JM_ROLE_INSTABILITY, {"site", "signature", "flags", "reason", "chain"}},
+};
+
+static void resolve_role(jm_model *m, uint16_t type)
+{
+    jm_priv *p = m->priv;
+    p->role[type] = JM_ROLE_OTHER;
+    const jager_type_desc *d = jager_reader_type(m->reader, type);
+    if (!d || !d->name) return;
+    for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
+        if (strcmp(d->name, role_defs[i].name) != 0) continue;
+        int role = role_defs[i].role;
+        for (int f = 0; f < JM_ROLE_FIELDS && role_defs[i].fields[f]; f++) {
+            p->fields[role][f] = -1;
+            for (uint32_t k = 0; k < d->nfields && k < JAGER_MAX_FIELDS; k++)
+                if (d->fields[k].name && !strcmp(d->fields[k].name, role_defs[i].fields[f])) p->fields[role][f] = (int8_t)k;
+        }
+        p->role[type] = (uint8_t)role;
+        return;
+    }
+}
+
+/* Field \p f (role_defs order) of a plugin record, 0 when the type or record lacks it. */
+static uint64_t field(const jm_priv *p, int role, const jager_rec_plugin *rec, int f)
+{
+    int k = p->fields[role][f];
+    if (k < 0 || rec->h.words < 3u + (unsigned)k) return 0;
+    return rec->fields[k];
+}
+
+static uint32_t sig_slot(jm_model *m, jm_map *map, void **arr, uint32_t *cap, uint32_t *count, size_t elem,
+                         uint64_t a, uint64_t b)
+{
+    jm_priv *p = m->priv;
+    uint32_t k = jm_map_get(map, a, b);
+    if (k != JM_NONE) return k;
+    if (*count >= m->opt.max_signatures) {
+        m->dispatch_other++;
+        return JM_NONE;
+    }
+    if (jm_grow(arr, cap, *count + 1, elem) != 0 || jm_map_put(map, a, b, *count) != 0) {
+        p->oom = 1;
+        return JM_NONE;
+    }
+    return (*count)++;
+}
+
+static const char *str_or_empty(const jm_model *m, uint64_t id)
+{
+    const char *s = id <= UINT32_MAX ? jager_reader_string(m->reader, (uint32_t)id) : NULL;
+    return s ? s : "";
+}
+
+static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plugin *rec)
+{
+    jm_priv *p = m->priv;
+    int R = JM_ROLE_GC_PAUSE;
+    uint64_t dur = field(p, R, rec, 0);
+    jager_stack_id stack = field(p, R, rec, 1);
+    jm_gc *g = &m->gc;
+    g->pauses++;
+    g->total_ns += dur;
+    if (dur > g->max_ns) g->max_ns = dur;
+    if (field(p, R, rec, 2)) g->full_pauses++;
+    g->allocd_bytes += field(p, R, rec, 3);
+    g->freed_bytes += field(p, R, rec, 4);
+    uint64_t live = field(p, R, rec, 5);
+    if (live > g->max_live_bytes) g->max_live_bytes = live;
+
+    uint32_t k = jm_map_get(&p->gc_stack_map, stack, 0);
+    if (k == JM_NONE && g->nstacks < m->opt.max_gc_stacks) {
+        if (jm_grow((void **)&g->stacks, &p->cap_gc_stacks, g->nstacks + 1, sizeof *g->stacks) != 0 ||
+            jm_map_put(&p->gc_stack_map, stack, 0, g->nstacks) != 0) {
+            p->oom = 1;
+        } else {
+            k = g->nstacks++;
+            g->stacks[k].stack = stack;
+        }
+    }
+    if (k == JM_NONE) {
+        g->other_pauses++;
+        g->other_ns += dur;
+    } else {
+        g->stacks[k].pauses++;
+        g->stacks[k].total_ns += dur;
+        if (dur > g->stacks[k].max_ns) g->stacks[k].max_ns = dur;
+    }
+
+    jm_thread_state *ts = thread_state(m, ev->thread);
+    if (!ts) return;
+    if (ts->npauses && rec->time_ns < ts->pauses[ts->npauses - 1].end) {
+        /* Out of order or overlapping on one thread: keep the order the search relies on. */
+        g->unattributed_ns += dur;
+        return;
+    }
+    if (ts->npauses >= m->opt.max_pending_gc) gc_prune(m, ts, 0, m->opt.max_pending_gc / 2);
+    if (jm_grow((void **)&ts->pauses, &ts->cap_pauses, ts->npauses + 1, sizeof *ts->pauses) != 0) {
+        p->oom = 1;
+        return;
+    }
+    ts->pauses[ts->npauses++] = (jm_pause){rec->time_ns, rec->time_ns + dur, stack, 0, 0};
+}
+
+static void add_plugin(jm_model *m, const jager_event *ev)
+{
+    jm_priv *p = m->priv;
+    const jager_rec_plugin *rec = (const jager_rec_plugin *)ev->rec;
+    if (p->role[ev->type] == JM_ROLE_UNRESOLVED) resolve_role(m, ev->type);
+    int R = p->role[ev->type];
+    if (R == JM_ROLE_OTHER) return;
+    if (rec->h.words < 2) {
+        m->malformed++;
+        return;
+    }
+    switch (R) {
+    case JM_ROLE_GC_PAUSE:
+        add_gc_pause(m, ev, rec);
+        break;
+    case JM_ROLE_GC_SITE_TIME: {
+        jm_site_acc *a = site_acc(m, (uint32_t)field(p, R, rec, 0));
+        if (!a) break;
+        a->site_time_gc_ns += field(p, R, rec, 1);
+        a->site_time_pauses += field(p, R, rec, 2);
+        m->gc.has_site_time = 1;
+        break;
+    }
+    case JM_ROLE_SIGNATURE: {
+        uint64_t site = field(p, R, rec, 0), sig = field(p, R, rec, 1), calls = field(p, R, rec, 2);
+        uint32_t k = sig_slot(m, &p->sig_map, (void **)&m->signatures, &p->cap_sigs, &m->nsignatures,
+                              sizeof *m->signatures, site, sig);
+        if (k == JM_NONE) break;
+        jm_signature *s = &m->signatures[k];
+        if (!s->signature) {
+            s->site = (jager_site)site;
+            s->signature = str_or_empty(m, sig);
+        }
+        if (calls > s->calls) s->calls = calls; /* the census repeats at each stop: keep the latest (largest) */
+        break;
+    }
+    case JM_ROLE_INSTABILITY: {
+        uint64_t site = field(p, R, rec, 0), sig = field(p, R, rec, 1);
+        uint32_t k = sig_slot(m, &p->unstable_map, (void **)&m->instabilities, &p->cap_unstable,
+                              &m->ninstabilities, sizeof *m->instabilities, site, sig);
+        if (k == JM_NONE) break;
+        jm_instability *u = &m->instabilities[k];
+        if (!u->signature) {
+            u->site = (jager_site)site;
+            u->signature = str_or_empty(m, sig);
+            u->reason = "";
+            u->chain = "";
+        }
+        u->flags |= field(p, R, rec, 2);
+        const char *reason = str_or_empty(m, field(p, R, rec, 3)), *chain = str_or_empty(m, field(p, R, rec, 4));
+        if (!*u->reason) u->reason = reason;
+        if (!*u->chain) u->chain = chain;
+        u->reports++;
+        break;
+    }
+    case JM_ROLE_COMPILE: {
+        uint64_t dur = field(p, R, rec, 0), inf = field(p, R, rec, 1), sig = field(p, R, rec, 2);
+        m->compile_count++;
+        m->compile_ns += dur;
+        m->inference_ns += inf;
+        if (dur + inf > m->compile_max_ns) m->compile_max_ns = dur + inf;
+        uint32_t k = sig_slot(m, &p->compile_map, (void **)&m->compiles, &p->cap_compiles, &m->ncompiles,
+                              sizeof *m->compiles, sig, 0);
+        if (k == JM_NONE) break;
+        jm_compile *c = &m->compiles[k];
+        if (!c->signature) c->signature = str_or_empty(m, sig);
+        c->count++;
+        c->codegen_ns += dur;
+        c->inference_ns += inf;
+        break;
+    }
+    case JM_ROLE_SPECS: {
+        uint64_t method = field(p, R, rec, 0), count = field(p, R, rec, 1);
+        uint32_t k = sig_slot(m, &p->method_map, (void **)&m->methods, &p->cap_methods, &m->nmethods,
+                              sizeof *m->methods, method, 0);
+        if (k == JM_NONE) break;
+        jm_method_specs *s = &m->methods[k];
+        if (!s->method) {
+            s->method = str_or_empty(m, method);
+            s->file = str_or_empty(m, field(p, R, rec, 2));
+            uint64_t line = field(p, R, rec, 3);
+            s->line = line > UINT32_MAX ? 0 : (uint32_t)line;
+        }
+        if (count > s->count) s->count = count;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- core records ---- */
+
+static void add_counter(jm_model *m, const jager_event *ev)
+{
+    jm_priv *p = m->priv;
+    const jager_rec_counter *rec = (const jager_rec_counter *)ev->rec;
+    uint32_t id = rec->h.aux;
+    if (rec->h.words * 8u < sizeof *rec || id == 0 || id > jager_reader_counter_count(m->reader)) {
+        m->malformed++;
+        return;
+    }
+    uint32_t cap = p->cap_counters;
+    if (jm_grow((void **)&m->counters, &cap, id + 1, sizeof *m->counters) != 0) {
+        p->oom = 1;
+        return;
+    }
+    p->cap_counters = cap;
+    if (id + 1 > m->ncounters) m->ncounters = id + 1;
+    jm_counter *c = &m->counters[id];
+    double v = rec->value;
+    if (!c->samples) {
+        c->id = id;
+        c->first = c->min = c->max = v;
+        c->first_ns = rec->time_ns;
+    }
+    c->samples++;
+    c->last = v;
+    c->last_ns = rec->time_ns;
+    if (v < c->min) c->min = v;
+    if (v > c->max) c->max = v;
+    /* Monotonic counters carry a per-thread running total: remember each thread's last. */
+    uint32_t k = jm_map_get(&p->counter_thread_map, id, ev->thread);
+    if (k == JM_NONE) {
+        uint32_t cap_last = p->cap_ct, cap_ctr = p->cap_ct;
+        if (jm_grow((void **)&p->ct_last, &cap_last, p->nct + 1, sizeof *p->ct_last) != 0 ||
+            jm_grow((void **)&p->ct_counter, &cap_ctr, p->nct + 1, sizeof *p->ct_counter) != 0 ||
+            jm_map_put(&p->counter_thread_map, id, ev->thread, p->nct) != 0) {
+            p->oom = 1;
+            return;
+        }
+        p->cap_ct = cap_last < cap_ctr ? cap_last : cap_ctr;
+        k = p->nct++;
+        p->ct_counter[k] = id;
+    }
+    p->ct_last[k] = v;
+}
+
+static void add_log(jm_model *m, const jager_event *ev)
+{
+    uint32_t sev = ev->rec->aux & 0xFFu;
+    int b = sev == 0 ? JM_SEV_TRACE : (int)((sev - 1) / 4);
+    if (b >= JM_SEV_COUNT) b = JM_SEV_FATAL;
+    m->logs[b]++;
+    if (ev->rec->aux & JAGER_LOG_TRUNCATED) m->logs_truncated++;
+}
+
+static void add_drop(jm_model *m, const jager_event *ev)
+{
+    const jager_rec_drop *rec = (const jager_rec_drop *)ev->rec;
+    if (rec->h.words * 8u < sizeof *rec) {
+        m->malformed++;
+        return;
+    }
+    uint32_t reason = rec->h.aux < JAGER_DROP_REASONS ? rec->h.aux : JAGER_DROP_REASONS - 1;
+    m->drop_records[reason] += rec->count;
+}
+
+jager_status jm_model_add(jm_model *m, const jager_event *ev)
+{
+    if (!m || !ev || !ev->rec) return JAGER_E_INVALID;
+    jm_priv *p = m->priv;
+    m->events++;
+    p->type_counts[ev->type]++;
+    if (ev->time_ns && ev->time_ns < m->first_ns) m->first_ns = ev->time_ns;
+    uint64_t end = ev->end_ns > ev->time_ns ? ev->end_ns : ev->time_ns;
+    if (end > m->last_ns) m->last_ns = end;
+    jm_thread_state *ts = thread_state(m, ev->thread);
+    if (ts) {
+        jm_thread *t = &m->threads[ts->slot];
+        t->events++;
+        if (ev->time_ns && ev->time_ns < t->first_ns) t->first_ns = ev->time_ns;
+        if (end > t->last_ns) t->last_ns = end;
+    }
+    switch (ev->type) {
+    case JAGER_EV_SPAN: add_span(m, ev); break;
+    case JAGER_EV_SPAN_ERROR: add_span_error(m, ev); break;
+    case JAGER_EV_LOG: add_log(m, ev); break;
+    case JAGER_EV_COUNTER: add_counter(m, ev); break;
+    case JAGER_EV_MARK: m->marks++; break;
+    case JAGER_EV_DROP: add_drop(m, ev); break;
+    case JAGER_EV_DIAG: m->diags++; break;
+    default:
+        if (ev->type >= JAGER_EV_FIRST_PLUGIN) add_plugin(m, ev);
+        break;
+    }
+    return p->oom ? JAGER_E_NOMEM : JAGER_OK;
+}
+
+jager_status jm_model_build(jager_reader *r, const jm_options *opt, jm_model **out, int *read_status)
+{
+    jm_model *m = NULL;
+    jager_status st = jm_model_new(r, opt, &m);
+    if (st != JAGER_OK) return st;
+    jager_event ev;
+    int rc;
+    while ((rc = jager_reader_next(r, &ev)) > 0) {
+        if (jm_model_add(m, &ev) != JAGER_OK) {
+            jm_model_free(m);
+            *out = NULL;
+            return JAGER_E_NOMEM;
+        }
+    }
+    if (read_status) *read_status = rc;
+    st = jm_model_finish(m);
+    if (st != JAGER_OK) {
+        jm_model_free(m);
+        *out = NULL;
+        return st;
+    }
+    *out = m;
+    return JAGER_OK;
+}
+
+jager_status jm_model_finish(jm_model *m)
+{
+    if (!m || !m->priv) return JAGER_E_INVALID;
+    return jm_finish_impl(m);
+}
+
+void jm_model_free(jm_model *m)
+{
+    if (!m) return;
+    jm_priv *p = m->priv;
+    if (p) {
+        for (uint32_t i = 0; i < p->nts; i++) {
+            jm_thread_state *ts = &p->ts[i];
+            for (uint32_t k = 0; k < ts->npending; k++) {
+                jm_tree_free(ts->pending[k].forest);
+                free(ts->pending[k].forest);
+            }
+            free(ts->pending);
+            free(ts->pauses);
+            free(ts->errs);
+        }
+        free(p->ts);
+        for (uint32_t i = 0; i < p->nacc; i++) free(p->acc[i].hist);
+        free(p->acc);
+        for (uint32_t i = 0; i < p->npool; i++) {
+            jm_tree_free(p->pool[i]);
+            free(p->pool[i]);
+        }
+        free(p->pool);
+        jm_map *maps[] = {&p->gc_stack_map, &p->site_stack_map, &p->sig_map, &p->unstable_map,
+                          &p->compile_map, &p->method_map, &p->msg_map, &p->counter_thread_map};
+        for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) jm_map_free(maps[i]);
+        free(p->ct_last);
+        free(p->ct_counter);
+        free(p);
+    }
+    for (uint32_t i = 0; i < m->nthreads; i++) jm_tree_free(&m->threads[i].tree);
+    free(m->threads);
+    jm_tree_free(&m->merged);
+    free(m->sites);
+    free(m->gc.stacks);
+    free(m->signatures);
+    free(m->instabilities);
+    free(m->compiles);
+    free(m->methods);
+    for (uint32_t i = 0; i < m->nmessages; i++) free(m->messages[i].text);
+    free(m->messages);
+    free(m->site_stacks);
+    free(m->counters);
+    free(m->types);
+    free(m);
+}

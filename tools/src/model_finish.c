@@ -1,0 +1,333 @@
+/* model_finish.c — turning the streamed aggregates into the finished model: subtrees left
+ * open by a crash, the merged tree, per-site totals (exact STATS block preferred), sorted
+ * tables with per-site slices, run totals and the instrumentation's own cost. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_priv.h"
+
+/* Spans still open at the end (a crash, a cut file): their recorded children are kept
+ * under "(unrecorded)" at the top of the thread's tree. */
+static int close_pending(jm_model *m)
+{
+    jm_priv *p = m->priv;
+    for (uint32_t i = 0; i < p->nts; i++) {
+        jm_thread_state *ts = &p->ts[i];
+        if (!ts->present) continue;
+        jm_tree *t = &m->threads[ts->slot].tree;
+        for (uint32_t k = 0; k < ts->npending; k++) {
+            jm_tree *o = ts->pending[k].forest;
+            uint32_t u = jm_tree_child(t, 0, JM_SITE_UNRECORDED);
+            if (u == JM_NONE) return -1;
+            jm_node sum = {.calls = 1};
+            for (uint32_t c = o->nodes[0].first_child; c != JM_NONE; c = o->nodes[c].next_sibling)
+                sum.incl_ns += o->nodes[c].incl_ns;
+            sum.min_ns = sum.max_ns = sum.incl_ns;
+            jm_node_add(&t->nodes[u], &sum);
+            if (t->nodes[u].site == JM_SITE_UNRECORDED && jm_tree_merge_children(t, u, o) != 0) return -1;
+            t->unrecorded++;
+            jm_tree_free(o);
+            free(o);
+        }
+        ts->npending = 0;
+        for (uint32_t k = 0; k < ts->npauses; k++)
+            if (!ts->pauses[k].attributed) m->gc.unattributed_ns += ts->pauses[k].end - ts->pauses[k].start;
+        ts->npauses = 0;
+    }
+    return 0;
+}
+
+static int by_thread_index(const void *a, const void *b)
+{
+    const jm_thread *x = a, *y = b;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int merge_threads(jm_model *m)
+{
+    /* Building state (slots) is gone by now: present threads in index order. */
+    if (m->nthreads) qsort(m->threads, m->nthreads, sizeof *m->threads, by_thread_index);
+    jm_node *root = &m->merged.nodes[0];
+    for (uint32_t i = 0; i < m->nthreads; i++) {
+        jm_tree *t = &m->threads[i].tree;
+        const jm_node *tr = &t->nodes[0];
+        root->calls += tr->calls;
+        root->incl_ns += tr->incl_ns;
+        root->bytes += tr->bytes;
+        root->errors += tr->errors;
+        root->gc_ns += tr->gc_ns;
+        root->gc_pauses += tr->gc_pauses;
+        if (jm_tree_merge_children(&m->merged, 0, t) != 0) return -1;
+        root = &m->merged.nodes[0];
+        uint64_t os_tid = 0;
+        const char *name = NULL;
+        if (jager_reader_thread(m->reader, m->threads[i].index, &os_tid, &name) == JAGER_OK) {
+            m->threads[i].os_tid = os_tid;
+            m->threads[i].name = name ? name : "";
+        }
+        if (m->threads[i].first_ns == UINT64_MAX) m->threads[i].first_ns = 0;
+    }
+    return 0;
+}
+
+/* Percentile from the event histogram: the middle of the bucket holding the q-th call. */
+static uint64_t hist_quantile(const jm_priv *p, const uint64_t *hist, uint64_t calls, double q, uint64_t lo,
+                              uint64_t hi)
+{
+    if (!hist || !calls) return 0;
+    uint64_t want = (uint64_t)(q * (double)calls + 0.999999);
+    if (want < 1) want = 1;
+    uint64_t cum = 0;
+    for (uint32_t b = 0; b < JAGER_HIST_BUCKETS; b++) {
+        cum += hist[b];
+        if (cum < want) continue;
+        uint64_t a = p->hist_lower[b];
+        uint64_t z = b + 1 < JAGER_HIST_BUCKETS ? p->hist_lower[b + 1] : a;
+        uint64_t v = a + (z - a) / 2;
+        return v < lo ? lo : v > hi ? hi : v;
+    }
+    return hi;
+}
+
+/* Self time and outermost (recursion-free) inclusive time of each site, from the merged tree. */
+static int tree_site_times(jm_model *m)
+{
+    const jm_tree *t = &m->merged;
+    uint32_t *active = calloc(m->nsites ? m->nsites : 1, sizeof *active);
+    uint32_t *stack = malloc((size_t)t->count * 2 * sizeof *stack); /* node*2 + exiting flag */
+    if (!active || !stack) {
+        free(active);
+        free(stack);
+        return -1;
+    }
+    size_t n = 0;
+    for (uint32_t c = t->nodes[0].first_child; c != JM_NONE; c = t->nodes[c].next_sibling) stack[n++] = c * 2;
+    while (n) {
+        uint32_t item = stack[--n], idx = item / 2;
+        const jm_node *nd = &t->nodes[idx];
+        int known = nd->site > 0 && nd->site < m->nsites;
+        if (item & 1) {
+            if (known) active[nd->site]--;
+            continue;
+        }
+        if (known) {
+            jm_site *s = &m->sites[nd->site];
+            s->self_ns += nd->excl_ns;
+            if (!active[nd->site]) s->top_ns += nd->incl_ns;
+            active[nd->site]++;
+        }
+        stack[n++] = item | 1;
+        for (uint32_t c = nd->first_child; c != JM_NONE; c = t->nodes[c].next_sibling) stack[n++] = c * 2;
+    }
+    free(active);
+    free(stack);
+    return 0;
+}
+
+static int build_sites(jm_model *m)
+{
+    jm_priv *p = m->priv;
+    uint32_t n = jager_reader_site_count(m->reader) + 1;
+    if (p->nacc > n) n = p->nacc;
+    m->sites = calloc(n, sizeof *m->sites);
+    if (!m->sites) return -1;
+    m->nsites = n;
+    for (uint32_t id = 1; id < n; id++) {
+        jm_site *s = &m->sites[id];
+        const jm_site_acc *a = id < p->nacc && p->acc[id].seen ? &p->acc[id] : NULL;
+        const char *name = NULL, *file = NULL;
+        uint32_t line = 0;
+        jager_reader_site(m->reader, id, &name, &file, &line);
+        s->id = id;
+        s->name = name && *name ? name : "?";
+        s->file = file ? file : "";
+        s->line = line;
+        jager_site_stat st;
+        memset(&st, 0, sizeof st);
+        st.struct_size = sizeof st;
+        int have = jager_reader_site_stats(m->reader, id, &st) == JAGER_OK;
+        if (a) {
+            s->ev_calls = a->calls;
+            s->ev_total_ns = a->total_ns;
+        }
+        /* The STATS block is exact, but a cut file may hold an older one than its events. */
+        if (have && (!a || st.calls >= a->calls)) {
+            s->exact = 1;
+            s->calls = st.calls;
+            s->total_ns = st.total_ns;
+            s->min_ns = st.min_ns;
+            s->max_ns = st.max_ns;
+            s->bytes = st.bytes;
+            s->errors = st.errors;
+            s->p50_ns = st.p50_ns;
+            s->p90_ns = st.p90_ns;
+            s->p99_ns = st.p99_ns;
+        } else if (a) {
+            s->calls = a->calls;
+            s->total_ns = a->total_ns;
+            s->min_ns = a->calls ? a->min_ns : 0;
+            s->max_ns = a->max_ns;
+            s->bytes = a->bytes;
+            s->errors = a->errors;
+            s->p50_ns = hist_quantile(p, a->hist, a->calls, 0.50, s->min_ns, s->max_ns);
+            s->p90_ns = hist_quantile(p, a->hist, a->calls, 0.90, s->min_ns, s->max_ns);
+            s->p99_ns = hist_quantile(p, a->hist, a->calls, 0.99, s->min_ns, s->max_ns);
+        }
+        s->mean_ns = s->calls ? (double)s->total_ns / (double)s->calls : 0;
+        if (a && m->gc.has_site_time && (a->site_time_gc_ns || a->site_time_pauses)) {
+            s->gc_ns = a->site_time_gc_ns;
+            s->gc_pauses = a->site_time_pauses;
+        } else if (a) {
+            s->gc_ns = a->gc_ns;
+            s->gc_pauses = a->gc_pauses;
+        }
+    }
+    return tree_site_times(m);
+}
+
+/* ---- sorting ---- */
+
+static int cmp_u64_desc(uint64_t a, uint64_t b) { return a < b ? 1 : a > b ? -1 : 0; }
+static int cmp_u32(uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
+
+static int by_sig(const void *a, const void *b)
+{
+    const jm_signature *x = a, *y = b;
+    int c = cmp_u32(x->site, y->site);
+    if (c) return c;
+    c = cmp_u64_desc(x->calls, y->calls);
+    return c ? c : strcmp(x->signature, y->signature);
+}
+static int by_unstable(const void *a, const void *b)
+{
+    const jm_instability *x = a, *y = b;
+    int c = cmp_u32(x->site, y->site);
+    return c ? c : strcmp(x->signature, y->signature);
+}
+static int by_msg(const void *a, const void *b)
+{
+    const jm_message *x = a, *y = b;
+    int c = cmp_u32(x->site, y->site);
+    return c ? c : cmp_u64_desc(x->count, y->count);
+}
+static int by_site_stack(const void *a, const void *b)
+{
+    const jm_site_stack *x = a, *y = b;
+    int c = cmp_u32(x->site, y->site);
+    return c ? c : cmp_u64_desc(x->total_ns, y->total_ns);
+}
+static int by_gc_stack(const void *a, const void *b)
+{
+    const jm_gc_stack *x = a, *y = b;
+    return cmp_u64_desc(x->total_ns, y->total_ns);
+}
+static int by_compile(const void *a, const void *b)
+{
+    const jm_compile *x = a, *y = b;
+    return cmp_u64_desc(x->codegen_ns + x->inference_ns, y->codegen_ns + y->inference_ns);
+}
+static int by_method(const void *a, const void *b)
+{
+    const jm_method_specs *x = a, *y = b;
+    int c = cmp_u64_desc(x->count, y->count);
+    return c ? c : strcmp(x->method, y->method);
+}
+
+/* Point each site at its slice of a site-sorted table. */
+#define SLICE(arr, count, first_field, count_field)                                    \
+    for (uint32_t i = 0; i < (count); i++) {                                           \
+        uint32_t sid = (arr)[i].site;                                                  \
+        if (sid == 0 || sid >= m->nsites) continue;                                    \
+        jm_site *s = &m->sites[sid];                                                   \
+        if (!s->count_field) s->first_field = i;                                       \
+        s->count_field++;                                                              \
+    }
+
+static void sort_tables(jm_model *m)
+{
+    if (m->nsignatures) qsort(m->signatures, m->nsignatures, sizeof *m->signatures, by_sig);
+    if (m->ninstabilities) qsort(m->instabilities, m->ninstabilities, sizeof *m->instabilities, by_unstable);
+    if (m->nmessages) qsort(m->messages, m->nmessages, sizeof *m->messages, by_msg);
+    if (m->nsite_stacks) qsort(m->site_stacks, m->nsite_stacks, sizeof *m->site_stacks, by_site_stack);
+    if (m->gc.nstacks) qsort(m->gc.stacks, m->gc.nstacks, sizeof *m->gc.stacks, by_gc_stack);
+    if (m->ncompiles) qsort(m->compiles, m->ncompiles, sizeof *m->compiles, by_compile);
+    if (m->nmethods) qsort(m->methods, m->nmethods, sizeof *m->methods, by_method);
+    SLICE(m->signatures, m->nsignatures, sig_first, sig_count)
+    SLICE(m->instabilities, m->ninstabilities, unstable_first, unstable_count)
+    SLICE(m->messages, m->nmessages, msg_first, msg_count)
+    SLICE(m->site_stacks, m->nsite_stacks, trig_first, trig_count)
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        jm_site *s = &m->sites[id];
+        uint64_t kept = 0;
+        for (uint32_t i = 0; i < s->msg_count; i++) kept += m->messages[s->msg_first + i].count;
+        jm_priv *p = m->priv;
+        uint64_t seen = id < p->nacc ? p->acc[id].errors : 0;
+        s->msg_other = seen > kept ? seen - kept : 0;
+    }
+}
+
+static int build_counters_and_types(jm_model *m)
+{
+    jm_priv *p = m->priv;
+    for (uint32_t i = 0; i < p->nct; i++) m->counters[p->ct_counter[i]].total += p->ct_last[i];
+    for (uint32_t id = 1; id < m->ncounters; id++) {
+        jm_counter *c = &m->counters[id];
+        const char *name = NULL, *unit = NULL;
+        uint32_t kind = 0;
+        c->id = id;
+        if (jager_reader_counter(m->reader, id, &name, &unit, &kind) == JAGER_OK) {
+            c->name = name;
+            c->unit = unit;
+            c->kind = kind;
+        }
+        if (!c->name) c->name = "?";
+        if (!c->unit) c->unit = "";
+        if (c->kind == JAGER_COUNTER_GAUGE) c->total = c->last;
+    }
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < 65536; t++) n += p->type_counts[t] != 0;
+    m->types = calloc(n ? n : 1, sizeof *m->types);
+    if (!m->types) return -1;
+    for (uint32_t t = 0; t < 65536; t++) {
+        if (!p->type_counts[t]) continue;
+        jm_type_count *tc = &m->types[m->ntypes++];
+        tc->type = (uint16_t)t;
+        tc->count = p->type_counts[t];
+        const jager_type_desc *d = jager_reader_type(m->reader, (uint16_t)t);
+        tc->name = d && d->name ? d->name : NULL;
+        if (t < JAGER_EV_FIRST_PLUGIN) tc->known = t >= JAGER_EV_SPAN && t <= JAGER_EV_SPAN_ERROR;
+        else tc->known = p->role[t] > JM_ROLE_OTHER;
+    }
+    return 0;
+}
+
+jager_status jm_finish_impl(jm_model *m)
+{
+    jm_priv *p = m->priv;
+    if (p->oom) return JAGER_E_NOMEM;
+    m->info.struct_size = sizeof m->info;
+    jager_reader_get_info(m->reader, &m->info);
+    memset(&m->stats, 0, sizeof m->stats);
+    m->stats.struct_size = sizeof m->stats;
+    m->have_stats = jager_reader_stats(m->reader, &m->stats) == JAGER_OK;
+
+    if (close_pending(m) != 0 || merge_threads(m) != 0 || build_sites(m) != 0) return JAGER_E_NOMEM;
+    sort_tables(m);
+    if (build_counters_and_types(m) != 0) return JAGER_E_NOMEM;
+
+    if (m->first_ns == UINT64_MAX) m->first_ns = m->last_ns = 0;
+    m->run_ns = m->last_ns - m->first_ns;
+    if (m->info.end_ns > m->info.start_ns && m->info.end_ns - m->info.start_ns > m->run_ns) {
+        m->run_ns = m->info.end_ns - m->info.start_ns;
+        if (!m->first_ns || m->info.start_ns < m->first_ns) m->first_ns = m->info.start_ns;
+        if (m->info.end_ns > m->last_ns) m->last_ns = m->info.end_ns;
+    }
+    uint64_t drops = 0;
+    for (int i = 0; i < JAGER_DROP_REASONS; i++) drops += m->drop_records[i];
+    m->dropped = m->have_stats && m->stats.events_dropped > drops ? m->stats.events_dropped : drops;
+    if (m->have_stats) {
+        m->self_cost_ns = (double)m->stats.span_cost_ns_x1000 / 1000.0 * (double)m->stats.spans_total;
+        m->self_cost_pct = m->run_ns ? m->self_cost_ns / (double)m->run_ns * 100.0 : 0;
+    }
+    return JAGER_OK;
+}

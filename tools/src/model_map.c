@@ -1,0 +1,100 @@
+/* model_map.c — the analysis model's hash map: (a, b) → uint32, open addressing with
+ * linear probing, load ≤ 1/2. Keys are ids (site, stack, string, thread), so a cheap
+ * multiplicative mix spreads them well enough. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_priv.h"
+
+static size_t slot_of(uint64_t a, uint64_t b, size_t mask)
+{
+    uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    return (size_t)h & mask;
+}
+
+uint32_t jm_map_get(const jm_map *m, uint64_t a, uint64_t b)
+{
+    if (!m->cap) return JM_NONE;
+    size_t mask = m->cap - 1;
+    for (size_t i = slot_of(a, b, mask);; i = (i + 1) & mask) {
+        if (m->val[i] == JM_NONE) return JM_NONE;
+        if (m->ka[i] == a && m->kb[i] == b) return m->val[i];
+    }
+}
+
+static int rehash(jm_map *m, size_t cap)
+{
+    uint64_t *ka = malloc(cap * sizeof *ka), *kb = malloc(cap * sizeof *kb);
+    uint32_t *val = malloc(cap * sizeof *val);
+    if (!ka || !kb || !val) goto fail;
+    memset(val, 0xFF, cap * sizeof *val);
+    size_t mask = cap - 1;
+    for (size_t j = 0; j < m->cap; j++) {
+        if (m->val[j] == JM_NONE) continue;
+        size_t i = slot_of(m->ka[j], m->kb[j], mask);
+        while (val[i] != JM_NONE) i = (i + 1) & mask;
+        ka[i] = m->ka[j];
+        kb[i] = m->kb[j];
+        val[i] = m->val[j];
+    }
+    free(m->ka);
+    free(m->kb);
+    free(m->val);
+    m->ka = ka;
+    m->kb = kb;
+    m->val = val;
+    m->cap = cap;
+    return 0;
+fail:
+    free(ka);
+    free(kb);
+    free(val);
+    return -1;
+}
+
+int jm_map_put(jm_map *m, uint64_t a, uint64_t b, uint32_t v)
+{
+    if ((m->count + 1) * 2 > m->cap && rehash(m, m->cap ? m->cap * 2 : 16) != 0) return -1;
+    size_t mask = m->cap - 1;
+    size_t i = slot_of(a, b, mask);
+    while (m->val[i] != JM_NONE) i = (i + 1) & mask;
+    m->ka[i] = a;
+    m->kb[i] = b;
+    m->val[i] = v;
+    m->count++;
+    return 0;
+}
+
+void jm_map_clear(jm_map *m)
+{
+    if (m->cap > 4096) { /* a subtree that grew large once: give the memory back */
+        jm_map_free(m);
+        return;
+    }
+    if (m->cap) memset(m->val, 0xFF, m->cap * sizeof *m->val);
+    m->count = 0;
+}
+
+void jm_map_free(jm_map *m)
+{
+    free(m->ka);
+    free(m->kb);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+int jm_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    uint64_t n = *cap ? *cap : 8;
+    while (n < need) n *= 2;
+    if (n > UINT32_MAX) n = UINT32_MAX;
+    if (n < need) return -1;
+    void *p = realloc(*arr, (size_t)n * elem);
+    if (!p) return -1;
+    memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
+    *arr = p;
+    *cap = (uint32_t)n;
+    return 0;
+}

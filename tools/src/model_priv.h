@@ -1,0 +1,140 @@
+/* model_priv.h — the analysis model's private building blocks: a hash map keyed by two
+ * integers, call-tree operations and the per-event building state. Only model*.c use it. */
+#ifndef JAGER_TOOLS_MODEL_PRIV_H
+#define JAGER_TOOLS_MODEL_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* ---- model_map.c: open-addressing map (a, b) → uint32 value ---- */
+typedef struct jm_map {
+    uint64_t *ka, *kb;
+    uint32_t *val;   /* JM_NONE marks an empty slot */
+    size_t cap;      /* power of two, 0 before first insert */
+    size_t count;
+} jm_map;
+
+/** The value for (a, b), or JM_NONE. */
+uint32_t jm_map_get(const jm_map *m, uint64_t a, uint64_t b);
+/** Insert (a, b) → v (the key must be absent). \return 0, or -1 on out of memory. */
+int jm_map_put(jm_map *m, uint64_t a, uint64_t b, uint32_t v);
+/** Forget every entry; keeps the storage unless it is large. */
+void jm_map_clear(jm_map *m);
+void jm_map_free(jm_map *m);
+
+/** Grow an array so that it holds at least \p need elements. \return 0 or -1 (OOM). */
+int jm_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
+
+/* ---- model_tree.c ---- */
+/** Initialise a tree with a root node. \return 0 or -1. */
+int jm_tree_init(jm_tree *t, uint32_t thread, uint32_t limit);
+void jm_tree_free(jm_tree *t);
+/** Empty a tree down to a fresh root (for reuse as a pending subtree). */
+void jm_tree_reset(jm_tree *t);
+/**
+ * The child of \p parent for \p site, created if needed. Past the node cap new paths go
+ * to the parent's JM_SITE_OTHER child, and past twice the cap to the root's.
+ * \return node index, or JM_NONE on out of memory.
+ */
+uint32_t jm_tree_child(jm_tree *t, uint32_t parent, uint32_t site);
+/** Add one node's numbers into another (calls, times, min/max, bytes, errors, GC). */
+void jm_node_add(jm_node *dst, const jm_node *src);
+/**
+ * Merge the subtree of \p src rooted at \p src_node into \p dst under \p dst_parent,
+ * path by path (src_node itself becomes/joins a child of dst_parent). A folded
+ * (JM_SITE_OTHER) destination absorbs the whole source subtree as one leaf.
+ * \return 0 or -1 (OOM).
+ */
+int jm_tree_merge(jm_tree *dst, uint32_t dst_parent, const jm_tree *src, uint32_t src_node);
+/** Merge the children of src's root under dst's node \p dst_node. \return 0 or -1. */
+int jm_tree_merge_children(jm_tree *dst, uint32_t dst_node, const jm_tree *src);
+
+/* ---- model.c: building state ---- */
+
+/** A GC pause waiting for the spans that enclose it (same thread). */
+typedef struct jm_pause {
+    uint64_t start, end;
+    jager_stack_id stack;
+    uint32_t attributed; /* overlapped at least one span */
+    uint32_t reserved;
+} jm_pause;
+
+/** Children of a still-open span, assembled before the span's own record arrives. */
+typedef struct jm_pending {
+    uint32_t span_id;
+    jm_tree *forest;     /* root = the open span (site unknown yet); children below */
+} jm_pending;
+
+/** An error count of a still-open span. */
+typedef struct jm_open_error {
+    uint32_t span_id;
+    uint32_t count;
+} jm_open_error;
+
+typedef struct jm_thread_state {
+    int present;
+    uint32_t slot;       /* index into m->threads */
+    jm_pending *pending;
+    uint32_t npending, cap_pending;
+    jm_pause *pauses;
+    uint32_t npauses, cap_pauses;
+    jm_open_error *errs;
+    uint32_t nerrs, cap_errs;
+} jm_thread_state;
+
+/** Per-site numbers gathered from events. */
+typedef struct jm_site_acc {
+    uint64_t calls, total_ns, min_ns, max_ns, bytes, errors;
+    uint64_t gc_ns, gc_pauses;
+    uint64_t *hist;      /* JAGER_HIST_BUCKETS, allocated at the site's first span */
+    uint64_t site_time_gc_ns, site_time_pauses; /* gc.site_time */
+    int seen;
+} jm_site_acc;
+
+/** What a plugin type id means to the model (resolved once per type). */
+enum jm_role {
+    JM_ROLE_UNRESOLVED = 0,
+    JM_ROLE_OTHER,
+    JM_ROLE_GC_PAUSE,
+    JM_ROLE_GC_SITE_TIME,
+    JM_ROLE_SIGNATURE,
+    JM_ROLE_COMPILE,
+    JM_ROLE_SPECS,
+    JM_ROLE_INSTABILITY
+};
+#define JM_ROLE_FIELDS 8
+
+typedef struct jm_priv {
+    jm_thread_state *ts;
+    uint32_t nts;
+    jm_site_acc *acc;
+    uint32_t nacc;
+    uint32_t cap_threads, cap_sites;
+
+    /* Free pending subtrees for reuse. */
+    jm_tree **pool;
+    uint32_t npool, cap_pool;
+
+    uint64_t hist_lower[JAGER_HIST_BUCKETS];
+
+    uint8_t role[65536];
+    int8_t fields[8][JM_ROLE_FIELDS]; /* per role: field positions (-1 absent) */
+    uint64_t type_counts[65536];
+
+    jm_map gc_stack_map, site_stack_map, sig_map, unstable_map, compile_map, method_map,
+        msg_map, counter_thread_map;
+    uint32_t cap_gc_stacks, cap_site_stacks, cap_sigs, cap_unstable, cap_compiles, cap_methods,
+        cap_msgs, cap_counters;
+    /* Per (counter, thread) last running total, index = value in counter_thread_map. */
+    double *ct_last;
+    uint32_t *ct_counter;
+    uint32_t nct, cap_ct;
+    int oom;
+} jm_priv;
+
+/* ---- model_finish.c ---- */
+jager_status jm_finish_impl(jm_model *m);
+
+#endif
