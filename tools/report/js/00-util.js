@@ -1,0 +1,117 @@
+/* Jäger report — shared helpers. Program data is only ever put into the page with
+ * textContent or canvas fillText: never innerHTML. */
+'use strict';
+var J = {};
+
+/** Create an element with a class and text (text goes through textContent). */
+J.el = function (tag, cls, text) {
+  var e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+};
+
+/** "1.23 ms", "850 ns", "2.50 s". */
+J.fmtNs = function (ns) {
+  if (!isFinite(ns)) return '–';
+  var a = Math.abs(ns);
+  if (a < 1e3) return ns.toFixed(0) + ' ns';
+  if (a < 1e6) return (ns / 1e3).toFixed(a < 1e4 ? 2 : 1) + ' µs';
+  if (a < 1e9) return (ns / 1e6).toFixed(a < 1e7 ? 2 : 1) + ' ms';
+  if (a < 600e9) return (ns / 1e9).toFixed(a < 1e10 ? 3 : 2) + ' s';
+  return (ns / 60e9).toFixed(1) + ' min';
+};
+
+J.fmtBytes = function (b) {
+  if (!isFinite(b)) return '–';
+  var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
+  while (Math.abs(b) >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return (i ? b.toFixed(b < 10 ? 2 : 1) : b.toFixed(0)) + ' ' + u[i];
+};
+
+J.fmtInt = function (n) {
+  if (!isFinite(n)) return '–';
+  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009');
+};
+
+J.fmtPct = function (f) { return isFinite(f) ? (f * 100).toFixed(f < 0.1 ? 1 : 0) + ' %' : '–'; };
+
+/** Stable colour for a site: a warm-to-cool palette that keeps text readable. */
+J.siteColor = (function () {
+  var cache = {};
+  return function (site) {
+    var c = cache[site];
+    if (c) return c;
+    var h = (site * 2654435761) >>> 0;
+    var hue = 190 + (h % 170);            /* blues, greens, teals, purples: GC and compile own orange/violet */
+    if (hue > 300) hue = (hue + 60) % 360; /* wrap into yellow-greens */
+    var light = 62 + ((h >>> 9) % 14);
+    c = 'hsl(' + hue + ',55%,' + light + '%)';
+    cache[site] = c;
+    return c;
+  };
+})();
+
+/** Undo the per-array delta encoding the C side uses for sorted start times. */
+J.undelta = function (a) {
+  var out = new Float64Array(a.length), acc = 0;
+  for (var i = 0; i < a.length; i++) { acc += a[i]; out[i] = acc; }
+  return out;
+};
+
+/** Largest i with a[i] <= x (or -1): a is sorted ascending. */
+J.upperIndex = function (a, x) {
+  var lo = 0, hi = a.length;
+  while (lo < hi) { var mid = (lo + hi) >>> 1; if (a[mid] <= x) lo = mid + 1; else hi = mid; }
+  return lo - 1;
+};
+
+/** Shared tooltip: lines of [label, value] or plain strings, set with textContent. */
+J.tip = (function () {
+  var node = null;
+  function show(x, y, title, lines) {
+    if (!node) node = document.getElementById('tooltip');
+    while (node.firstChild) node.removeChild(node.firstChild);
+    node.appendChild(J.el('b', null, title));
+    for (var i = 0; i < lines.length; i++) node.appendChild(document.createTextNode('\n' + lines[i]));
+    node.hidden = false;
+    var w = node.offsetWidth, h = node.offsetHeight;
+    var px = x + 14, py = y + 14;
+    if (px + w > window.innerWidth - 4) px = Math.max(4, x - w - 14);
+    if (py + h > window.innerHeight - 4) py = Math.max(4, y - h - 14);
+    node.style.left = px + 'px';
+    node.style.top = py + 'px';
+  }
+  function hide() { if (!node) node = document.getElementById('tooltip'); node.hidden = true; }
+  return { show: show, hide: hide };
+})();
+
+/** Size a canvas to its CSS box at the device pixel ratio; returns the 2D context (CSS px units). */
+J.fitCanvas = function (canvas, cssHeight) {
+  var dpr = window.devicePixelRatio || 1;
+  var w = canvas.parentNode.clientWidth;
+  canvas.style.height = cssHeight + 'px';
+  canvas.width = Math.max(1, Math.round(w * dpr));
+  canvas.height = Math.max(1, Math.round(cssHeight * dpr));
+  var ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return { ctx: ctx, w: w, h: cssHeight };
+};
+
+/** Cut \p text to fit \p maxW pixels in ctx's font, with an ellipsis; '' if nothing fits. */
+J.fitText = function (ctx, text, maxW) {
+  if (maxW < 8) return '';
+  if (ctx.measureText(text).width <= maxW) return text;
+  var lo = 0, hi = text.length;
+  while (lo < hi) {
+    var mid = (lo + hi + 1) >>> 1;
+    if (ctx.measureText(text.slice(0, mid) + '…').width <= maxW) lo = mid; else hi = mid - 1;
+  }
+  return lo > 0 ? text.slice(0, lo) + '…' : '';
+};
+
+/** Nice tick step for a range of \p span units showing about \p n ticks. */
+J.tickStep = function (span, n) {
+  var raw = span / Math.max(1, n), p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+};
