@@ -1,0 +1,206 @@
+# compile.jl — compile events: per-root codegen time from `jl_dump_compiles` and per-root
+# inference time from the type-inference hook (shared/docs/julia-1.5-notes.md §3).
+#
+# `jl_dump_compiles` writes one line `<ns>\t"<specTypes>"` per root compile into an
+# IOStream; it times LLVM code generation only. The inference entry point installed with
+# `jl_set_typeinf_func` is wrapped to time each root inference, keyed by the same
+# `jl_static_show` text as the dump, so a drain pairs each dump line with the inference
+# that preceded it. Both are read at flush/stop, never on a call site.
+
+const HAS_TYPEINF_TOPLEVEL = isdefined(Core.Compiler, :typeinf_ext_toplevel)
+"The inference entry point Julia installs (restored at stop)."
+const TYPEINF_ORIGINAL = HAS_TYPEINF_TOPLEVEL ? Core.Compiler.typeinf_ext_toplevel :
+                         isdefined(Core.Compiler, :typeinf_ext) ? Core.Compiler.typeinf_ext : nothing
+"True where the entry point has the (MethodInstance, world) form the wrapper forwards."
+const HAS_TYPEINF_HOOK = TYPEINF_ORIGINAL !== nothing &&
+                         hasmethod(TYPEINF_ORIGINAL, Tuple{Core.MethodInstance,UInt})
+# Looked up when capture starts (not frozen into a precompiled constant).
+function has_dump_compiles()
+    try
+        return cglobal(:jl_dump_compiles) != C_NULL
+    catch
+        return false
+    end
+end
+
+"Most inference records kept between drains (beyond: not recorded, counted)."
+const MAX_INFER_LOG = 1 << 20
+
+mutable struct CompileCapture
+    path::String                        # the dump file
+    io::Union{IOStream,Nothing}         # jl_dump_compiles writes here
+    offset::Int                         # bytes of the dump already read
+    scratch::Union{IOStream,Nothing}    # for jl_static_show of inferred specTypes
+    hooked::Bool                        # the inference hook is installed
+    infer_dropped::Int
+end
+const CAPTURE = CompileCapture("", nothing, 0, nothing, false, 0)
+
+# (MethodInstance, start ns, inference ns, drains survived) — written inside inference,
+# possibly on several threads: a spin lock never yields inside the compiler.
+const INFER_LOCK = Threads.SpinLock()
+const INFER_LOG = Tuple{Core.MethodInstance,UInt64,UInt64,Int}[]
+
+# Installed with jl_set_typeinf_func. Must never throw on its own account: only what the
+# original entry point throws propagates, exactly as without the hook.
+function timed_typeinf(mi::Core.MethodInstance, world::UInt)
+    t0 = time_ns()
+    r = TYPEINF_ORIGINAL(mi, world)
+    d = time_ns() - t0
+    record_inference(mi, t0, d)
+    return r
+end
+
+function record_inference(mi::Core.MethodInstance, t0::UInt64, d::UInt64)
+    try
+        lock(INFER_LOCK)
+        try
+            if length(INFER_LOG) < MAX_INFER_LOG
+                push!(INFER_LOG, (mi, t0, d, 0))
+            else
+                CAPTURE.infer_dropped += 1
+            end
+        finally
+            unlock(INFER_LOCK)
+        end
+    catch
+    end
+    return nothing
+end
+
+"Start capturing compile events. Returns false (and captures nothing) where unsupported."
+function start_compile_capture!()
+    CAPTURE.io === nothing || return true
+    has_dump_compiles() || return false
+    path, io = mktemp()
+    spath, sio = mktemp()
+    rm(spath; force = true) # the open stream keeps the scratch file alive; nothing to clean up
+    CAPTURE.path = path
+    CAPTURE.io = io
+    CAPTURE.offset = 0
+    CAPTURE.scratch = sio
+    CAPTURE.infer_dropped = 0
+    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
+    if HAS_TYPEINF_HOOK
+        # Compile the wrapper (and what it calls) now: compiling it from inside the hook
+        # would recurse into inference.
+        precompile(timed_typeinf, (Core.MethodInstance, UInt)) &&
+            precompile(record_inference, (Core.MethodInstance, UInt64, UInt64)) &&
+            (timed_typeinf_warm(); true) &&
+            (ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf); CAPTURE.hooked = true)
+    end
+    return true
+end
+
+# Run the record path once so every method it touches is compiled before it is hooked.
+function timed_typeinf_warm()
+    lock(INFER_LOCK)
+    unlock(INFER_LOCK)
+    return nothing
+end
+
+"Stop capturing: restore Julia's inference entry point, close and delete the dump."
+function stop_compile_capture!()
+    if CAPTURE.hooked
+        ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
+        CAPTURE.hooked = false
+    end
+    if CAPTURE.io !== nothing
+        ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
+        close(CAPTURE.io)
+        rm(CAPTURE.path; force = true)
+        CAPTURE.io = nothing
+    end
+    if CAPTURE.scratch !== nothing
+        close(CAPTURE.scratch)
+        CAPTURE.scratch = nothing
+    end
+    lock(INFER_LOCK)
+    empty!(INFER_LOG)
+    unlock(INFER_LOCK)
+    return nothing
+end
+
+# The text jl_dump_compiles writes for a type (jl_static_show), through the scratch stream.
+function static_show(io::IOStream, @nospecialize(T))
+    seekstart(io)
+    n = ccall(:jl_static_show, Csize_t, (Ptr{Cvoid}, Any), io.handle, T)
+    seekstart(io)
+    return String(read(io, Int(n)))
+end
+
+# New whole lines of the dump since the last drain. Dumping pauses while the stream is
+# flushed, so the compiler never writes into a buffer being flushed.
+function read_dump_lines!()
+    io = CAPTURE.io
+    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
+    flush(io)
+    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
+    data = open(CAPTURE.path, "r") do r
+        seek(r, CAPTURE.offset)
+        read(r)
+    end
+    last = findlast(==(UInt8('\n')), data)
+    last === nothing && return String[]
+    CAPTURE.offset += last
+    return split(String(data[1:last]), '\n'; keepempty = false)
+end
+
+# `<ns>\t"<specTypes>"` → (ns, specTypes text), or nothing.
+function parse_dump_line(line::AbstractString)
+    tab = findfirst('\t', line)
+    tab === nothing && return nothing
+    ns = tryparse(UInt64, line[1:prevind(line, tab)])
+    ns === nothing && return nothing
+    rest = line[nextind(line, tab):end]
+    if length(rest) >= 2 && startswith(rest, '"') && endswith(rest, '"')
+        rest = rest[nextind(rest, 1):prevind(rest, lastindex(rest))]
+    end
+    return ns, String(rest)
+end
+
+"""
+    drain_compiles!(emit)
+
+Pair the dump's new lines with recorded inference times and call
+`emit(time_ns, codegen_ns, inference_ns, signature)` for each root compile (time_ns is when
+its inference began, 0 when the compile had no inference of its own). Inference records
+not matched yet wait for two more drains (their codegen may not have happened).
+"""
+function drain_compiles!(emit)
+    CAPTURE.io === nothing && return 0
+    lines = read_dump_lines!()
+    lock(INFER_LOCK)
+    entries = copy(INFER_LOG)
+    empty!(INFER_LOG)
+    unlock(INFER_LOCK)
+    pending = Dict{String,Vector{Int}}()
+    keys = Vector{String}(undef, length(entries))
+    used = falses(length(entries))
+    for (i, e) in enumerate(entries)
+        keys[i] = static_show(CAPTURE.scratch, e[1].specTypes)
+        push!(get!(() -> Int[], pending, keys[i]), i)
+    end
+    n = 0
+    for line in lines
+        parsed = parse_dump_line(line)
+        parsed === nothing && continue
+        codegen, sig = parsed
+        q = get(pending, sig, nothing)
+        if q !== nothing && !isempty(q)
+            i = popfirst!(q)
+            used[i] = true
+            emit(entries[i][2], codegen, entries[i][3], sig)
+        else
+            emit(UInt64(0), codegen, UInt64(0), sig)
+        end
+        n += 1
+    end
+    keep = [(e[1], e[2], e[3], e[4] + 1) for (i, e) in enumerate(entries) if !used[i] && e[4] < 2]
+    if !isempty(keep)
+        lock(INFER_LOCK)
+        prepend!(INFER_LOG, keep)
+        unlock(INFER_LOCK)
+    end
+    return n
+end
