@@ -1,0 +1,668 @@
+/* `jager export --format chrome`: Chrome Trace Event JSON (object form) for Perfetto UI and
+ * chrome://tracing (formats.md §4).
+ *
+ *   spans        "X" complete events on their thread's lane (pid = process, tid = thread
+ *                index), args: site, file, line, span_id, parent_id, bytes, attributes, error
+ *   gc.* types   "X" on one lane named "GC";  dispatch.* types with a duration: "Compiler"
+ *   other plugin types with a `duration_ns` field: "X" on a lane named after the type;
+ *                all-numeric types: "C" counters (one series per field); others: "i" instants
+ *   counters     "C" events (monotonic counters are per-thread running totals: id = thread)
+ *   logs, marks, drops, diagnostics: "i" instants (marks process-wide)
+ *   process_name / thread_name / thread_sort_index "M" metadata at the end
+ *
+ * Times are microseconds since the recording's start with three decimals (ns precision).
+ * Events are written as they are read: X events need no order, and attributes or errors
+ * of a span (recorded while it is open, before its own record) wait in a bounded table
+ * keyed by (thread, span id) until the span arrives. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "export_json.h"
+
+#define LANE_GC 1000000000u
+#define LANE_COMPILER 1000000001u
+#define LANE_TYPE_BASE 1000000002u
+#define PENDING_MAX 65536u /* attribute sets of open spans kept at most */
+
+typedef struct pending {
+    uint64_t key; /* thread << 32 | span id; 0 = empty */
+    tu_buf attrs; /* JSON members "k":v,… without braces */
+    tu_buf error; /* JSON string of the last error message */
+} pending;
+
+enum type_style { STYLE_UNSET = 0, STYLE_INSTANT, STYLE_COMPLETE, STYLE_COUNTER };
+
+typedef struct chrome_state {
+    jager_reader *r;
+    const export_opts *o;
+    FILE *f;
+    uint64_t base_ns;
+    long long pid;
+    uint64_t events;
+    tu_buf b, tmp;
+    pending *pend;
+    uint32_t npend_slots, npend;
+    uint8_t style[65536];
+    uint8_t lane_used[65536]; /* per-type lanes that got events */
+    int gc_used, compiler_used;
+    int failed;
+} chrome_state;
+
+/* ---- pending span attributes (open addressing, backward-shift deletion) ---- */
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return k;
+}
+
+static pending *pend_find(chrome_state *s, uint64_t key, int create)
+{
+    if (!s->pend) {
+        if (!create) return NULL;
+        s->npend_slots = 1024;
+        s->pend = calloc(s->npend_slots, sizeof *s->pend);
+        if (!s->pend) return NULL;
+    }
+    if (create && (s->npend + 1) * 2 > s->npend_slots) {
+        if (s->npend >= PENDING_MAX) return NULL;
+        uint32_t n = s->npend_slots * 2;
+        pending *t = calloc(n, sizeof *t);
+        if (!t) return NULL;
+        for (uint32_t i = 0; i < s->npend_slots; i++) {
+            if (!s->pend[i].key) continue;
+            uint32_t k = (uint32_t)mix(s->pend[i].key) & (n - 1);
+            while (t[k].key) k = (k + 1) & (n - 1);
+            t[k] = s->pend[i];
+        }
+        free(s->pend);
+        s->pend = t;
+        s->npend_slots = n;
+    }
+    uint32_t mask = s->npend_slots - 1;
+    uint32_t k = (uint32_t)mix(key) & mask;
+    while (s->pend[k].key) {
+        if (s->pend[k].key == key) return &s->pend[k];
+        k = (k + 1) & mask;
+    }
+    if (!create) return NULL;
+    memset(&s->pend[k], 0, sizeof s->pend[k]);
+    s->pend[k].key = key;
+    s->npend++;
+    return &s->pend[k];
+}
+
+static void pend_remove(chrome_state *s, pending *p)
+{
+    uint32_t mask = s->npend_slots - 1;
+    uint32_t i = (uint32_t)(p - s->pend);
+    tu_buf_free(&p->attrs);
+    tu_buf_free(&p->error);
+    p->key = 0;
+    s->npend--;
+    /* backward shift: move later entries of the probe run into the hole */
+    for (uint32_t j = (i + 1) & mask; s->pend[j].key; j = (j + 1) & mask) {
+        uint32_t home = (uint32_t)mix(s->pend[j].key) & mask;
+        int movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+        if (movable) {
+            s->pend[i] = s->pend[j];
+            memset(&s->pend[j], 0, sizeof s->pend[j]);
+            i = j;
+        }
+    }
+}
+
+/* ---- output helpers ---- */
+
+static void put_time(tu_buf *b, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+    tu_buf_printf(b, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+}
+
+static void put_ts(chrome_state *s, uint64_t t) { put_time(&s->b, (int64_t)(t - s->base_ns)); }
+
+/* Start an event object: {"name":…,"cat":…,"ph":…,"ts":…,"pid":…,"tid":… */
+static void begin_event(chrome_state *s, const char *name, size_t name_len, const char *cat, const char *ph,
+                        uint64_t ts, uint64_t tid)
+{
+    tu_buf *b = &s->b;
+    b->len = 0;
+    if (s->events++) tu_buf_put(b, ",\n", 2);
+    tu_buf_put(b, "{\"name\":", 8);
+    ex_json_str(b, name, name_len);
+    tu_buf_printf(b, ",\"cat\":\"%s\",\"ph\":\"%s\",\"ts\":", cat, ph);
+    put_ts(s, ts);
+    tu_buf_printf(b, ",\"pid\":%lld,\"tid\":%" PRIu64, s->pid, tid);
+}
+
+static int end_event(chrome_state *s)
+{
+    if (tu_buf_putc(&s->b, '}')) {
+        fprintf(stderr, "jager export: out of memory\n");
+        s->failed = 1;
+        return -1;
+    }
+    if (fwrite(s->b.data, 1, s->b.len, s->f) != s->b.len) {
+        fprintf(stderr, "jager export: writing %s failed: %s\n", s->o->out, strerror(errno));
+        s->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static void put_site_args(chrome_state *s, uint32_t site)
+{
+    const char *name = NULL, *file = NULL;
+    uint32_t line = 0;
+    tu_buf_printf(&s->b, "\"site\":%u", site);
+    if (site && jager_reader_site(s->r, site, &name, &file, &line) == JAGER_OK) {
+        if (file && *file) {
+            tu_buf_put(&s->b, ",\"file\":", 8);
+            ex_json_str(&s->b, file, (size_t)-1);
+        }
+        tu_buf_printf(&s->b, ",\"line\":%u", line);
+    }
+}
+
+static const char *site_name(chrome_state *s, uint32_t site, char *buf, size_t size)
+{
+    return tu_site_label(s->r, site, buf, size, 0);
+}
+
+/* A stack as ["func (file:line)", …], innermost first. */
+static void put_stack(chrome_state *s, jager_stack_id id)
+{
+    const uint64_t *ips = NULL;
+    uint32_t n = 0;
+    tu_buf *b = &s->b;
+    if (!id || jager_reader_stack(s->r, id, &ips, &n) != JAGER_OK) {
+        tu_buf_printf(b, "%" PRIu64, (uint64_t)id);
+        return;
+    }
+    tu_buf_putc(b, '[');
+    int first = 1;
+    for (uint32_t i = 0; i < n && i < 64; i++) {
+        jager_frame fr[8];
+        uint32_t nf = jager_reader_symbolize(s->r, ips[i], fr, 8);
+        char tmp[64];
+        if (nf == 0) {
+            snprintf(tmp, sizeof tmp, "0x%" PRIx64, ips[i]);
+            if (!first) tu_buf_putc(b, ',');
+            ex_json_str(b, tmp, (size_t)-1);
+            first = 0;
+            continue;
+        }
+        for (uint32_t k = nf; k-- > 0;) { /* innermost (most inlined) first */
+            s->tmp.len = 0;
+            tu_buf_printf(&s->tmp, "%s", fr[k].func);
+            if (fr[k].file && *fr[k].file) tu_buf_printf(&s->tmp, " (%s:%u)", fr[k].file, fr[k].line);
+            if (!first) tu_buf_putc(b, ',');
+            ex_json_str(b, (const char *)s->tmp.data, s->tmp.len);
+            first = 0;
+        }
+    }
+    tu_buf_putc(b, ']');
+}
+
+/* ---- events ---- */
+
+static void on_span(chrome_state *s, const jager_event *ev)
+{
+    const jager_rec_span *sp = (const void *)ev->rec;
+    char nb[256];
+    const char *name = site_name(s, sp->h.aux, nb, sizeof nb);
+    begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev->thread);
+    tu_buf_put(&s->b, ",\"dur\":", 7);
+    put_time(&s->b, (int64_t)(sp->end_ns - sp->start_ns));
+    tu_buf_put(&s->b, ",\"args\":{", 9);
+    put_site_args(s, sp->h.aux);
+    tu_buf_printf(&s->b, ",\"span_id\":%u,\"parent_id\":%u", sp->span_id, sp->parent_id);
+    if (sp->bytes) tu_buf_printf(&s->b, ",\"bytes\":%" PRIu64, sp->bytes);
+    pending *p = pend_find(s, (uint64_t)ev->thread << 32 | sp->span_id, 0);
+    if (p) {
+        if (p->attrs.len) {
+            tu_buf_put(&s->b, ",\"attributes\":{", 15);
+            tu_buf_put(&s->b, p->attrs.data, p->attrs.len);
+            tu_buf_putc(&s->b, '}');
+        }
+        if (p->error.len) {
+            tu_buf_put(&s->b, ",\"error\":", 9);
+            tu_buf_put(&s->b, p->error.data, p->error.len);
+        }
+        pend_remove(s, p);
+    }
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+/* Attributes or an error of an open span: kept for its X event, or (table full) shown as
+ * an instant so nothing is lost. */
+static void on_span_extra(chrome_state *s, const jager_event *ev)
+{
+    const jager_record *h = ev->rec;
+    size_t total = (size_t)h->words * 8u;
+    int is_attr = ev->type == JAGER_EV_SPAN_ATTR;
+    uint32_t span_id;
+    const uint8_t *a = NULL, *ae = (const uint8_t *)h + total;
+    const char *msg = "";
+    uint32_t msg_len = 0;
+    if (is_attr) {
+        const jager_rec_span_attr *sa = (const void *)h;
+        if (total < sizeof *sa) return;
+        span_id = sa->span_id;
+        a = (const uint8_t *)h + sizeof *sa;
+    } else {
+        const jager_rec_span_error *se = (const void *)h;
+        if (total < sizeof *se) return;
+        span_id = se->span_id;
+        msg = (const char *)h + sizeof *se;
+        msg_len = se->msg_len <= total - sizeof *se ? se->msg_len : (uint32_t)(total - sizeof *se);
+    }
+    s->tmp.len = 0;
+    if (is_attr) ex_json_attrs(&s->tmp, a, ae);
+    else ex_json_str(&s->tmp, msg, msg_len);
+    pending *p = pend_find(s, (uint64_t)ev->thread << 32 | span_id, 1);
+    if (p) {
+        if (is_attr) {
+            if (s->tmp.len > 2) { /* strip the braces, join with earlier sets */
+                if (p->attrs.len) tu_buf_putc(&p->attrs, ',');
+                tu_buf_put(&p->attrs, s->tmp.data + 1, s->tmp.len - 2);
+            }
+        } else {
+            p->error.len = 0;
+            tu_buf_put(&p->error, s->tmp.data, s->tmp.len);
+        }
+        return;
+    }
+    char nb[256];
+    begin_event(s, is_attr ? "span attributes" : "span error", (size_t)-1, "span", "i", ev->time_ns, ev->thread);
+    tu_buf_put(&s->b, ",\"s\":\"t\",\"args\":{", 17);
+    tu_buf_put(&s->b, "\"site\":", 7);
+    ex_json_str(&s->b, site_name(s, h->aux, nb, sizeof nb), (size_t)-1);
+    tu_buf_printf(&s->b, ",\"span_id\":%u,\"%s\":", span_id, is_attr ? "attributes" : "error");
+    tu_buf_put(&s->b, s->tmp.data, s->tmp.len);
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+static void on_log(chrome_state *s, const jager_event *ev)
+{
+    const jager_rec_log *l = (const void *)ev->rec;
+    const char *body = "";
+    uint32_t blen = 0;
+    const uint8_t *a = NULL, *ae = NULL;
+    if (jager_log_body(l, &body, &blen, &a, &ae) != JAGER_OK) { body = ""; blen = 0; a = NULL; }
+    uint32_t sev = l->h.aux & 0xFFu;
+    /* The event name is the body's first line, cut at 80 bytes (args keep it whole). */
+    size_t nlen = 0;
+    while (nlen < blen && nlen < 80 && body[nlen] != '\n') nlen++;
+    while (nlen < blen && nlen > 0 && ((unsigned char)body[nlen] & 0xC0) == 0x80) nlen--; /* whole chars */
+    begin_event(s, nlen ? body : ex_severity_text(sev), nlen ? nlen : (size_t)-1, "log", "i", ev->time_ns,
+                ev->thread);
+    tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"severity_number\":%u,\"body\":",
+                  ex_severity_text(sev), sev);
+    ex_json_str(&s->b, body, blen);
+    if (l->h.aux & JAGER_LOG_TRUNCATED) tu_buf_put(&s->b, ",\"truncated\":true", 17);
+    if (l->nattrs && a) {
+        tu_buf_put(&s->b, ",\"attributes\":", 14);
+        ex_json_attrs(&s->b, a, ae);
+    }
+    if (l->site) {
+        char nb[256];
+        tu_buf_put(&s->b, ",\"site\":", 8);
+        ex_json_str(&s->b, site_name(s, l->site, nb, sizeof nb), (size_t)-1);
+        tu_buf_printf(&s->b, ",\"span_id\":%u", l->span_id);
+    }
+    char hex[33];
+    if (ex_hex(l->trace_id, 16, hex)) tu_buf_printf(&s->b, ",\"trace_id\":\"%s\"", hex);
+    if (ex_hex(l->ctx_span_id, 8, hex)) tu_buf_printf(&s->b, ",\"trace_span_id\":\"%s\"", hex);
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+static void on_counter(chrome_state *s, const jager_event *ev)
+{
+    const jager_rec_counter *c = (const void *)ev->rec;
+    const char *name = NULL, *unit = NULL;
+    uint32_t kind = JAGER_COUNTER_GAUGE;
+    char nb[32];
+    if (jager_reader_counter(s->r, c->h.aux, &name, &unit, &kind) != JAGER_OK || !name) {
+        snprintf(nb, sizeof nb, "counter#%u", c->h.aux);
+        name = nb;
+    }
+    begin_event(s, name, (size_t)-1, "counter", "C", ev->time_ns, ev->thread);
+    /* A monotonic counter's samples are the running total of the emitting thread. */
+    if (kind == JAGER_COUNTER_MONOTONIC) tu_buf_printf(&s->b, ",\"id\":%u", ev->thread);
+    tu_buf_put(&s->b, ",\"args\":{\"value\":", 17);
+    ex_json_f64(&s->b, c->value);
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+static void on_simple_instant(chrome_state *s, const jager_event *ev)
+{
+    const jager_record *h = ev->rec;
+    size_t total = (size_t)h->words * 8u;
+    char nb[64];
+    if (ev->type == JAGER_EV_MARK) {
+        const char *name = jager_reader_string(s->r, h->aux);
+        if (!name) {
+            snprintf(nb, sizeof nb, "mark#%u", h->aux);
+            name = nb;
+        }
+        begin_event(s, name, (size_t)-1, "mark", "i", ev->time_ns, ev->thread);
+        tu_buf_put(&s->b, ",\"s\":\"p\"", 8);
+    } else if (ev->type == JAGER_EV_DROP) {
+        static const char *const reasons[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
+        const jager_rec_drop *d = (const void *)h;
+        begin_event(s, "events dropped", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
+        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"reason\":\"%s\",\"count\":%" PRIu64 "}",
+                      h->aux < 5 ? reasons[h->aux] : "unknown", total >= sizeof *d ? d->count : 0);
+    } else { /* diag */
+        const jager_rec_diag *d = (const void *)h;
+        const char *src = jager_reader_string(s->r, d->source);
+        uint32_t n = d->text_len <= total - sizeof *d ? d->text_len : (uint32_t)(total - sizeof *d);
+        begin_event(s, "diagnostic", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
+        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"source\":", ex_severity_text(h->aux));
+        ex_json_str(&s->b, src ? src : "", (size_t)-1);
+        tu_buf_put(&s->b, ",\"text\":", 8);
+        ex_json_str(&s->b, (const char *)h + sizeof *d, n);
+        tu_buf_putc(&s->b, '}');
+    }
+    end_event(s);
+}
+
+static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static int duration_field(const jager_type_desc *d)
+{
+    for (uint32_t f = 0; f < d->nfields; f++)
+        if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && d->fields[f].name && !strcmp(d->fields[f].name, "duration_ns"))
+            return (int)f;
+    return -1;
+}
+
+static int classify(const jager_type_desc *d)
+{
+    if (duration_field(d) >= 0) return STYLE_COMPLETE;
+    if (d->nfields == 0) return STYLE_INSTANT;
+    for (uint32_t f = 0; f < d->nfields; f++) {
+        uint32_t k = d->fields[f].kind;
+        if (k != JAGER_FIELD_U64 && k != JAGER_FIELD_I64 && k != JAGER_FIELD_F64 && k != JAGER_FIELD_BYTES)
+            return STYLE_INSTANT;
+    }
+    return STYLE_COUNTER;
+}
+
+/* Plugin fields as JSON members. */
+static void put_fields(chrome_state *s, const jager_type_desc *d, const jager_rec_plugin *p, size_t have, int skip,
+                       int first)
+{
+    for (uint32_t f = 0; f < d->nfields && f < have; f++) {
+        if ((int)f == skip) continue;
+        const jager_field_desc *fd = &d->fields[f];
+        uint64_t v = p->fields[f];
+        if (!first) tu_buf_putc(&s->b, ',');
+        first = 0;
+        ex_json_str(&s->b, fd->name ? fd->name : "field", (size_t)-1);
+        tu_buf_putc(&s->b, ':');
+        switch (fd->kind) {
+        case JAGER_FIELD_I64:
+        case JAGER_FIELD_TIME_NS:
+        case JAGER_FIELD_DURATION_NS: tu_buf_printf(&s->b, "%" PRId64, (int64_t)v); break;
+        case JAGER_FIELD_F64: {
+            double x;
+            memcpy(&x, &v, sizeof x);
+            ex_json_f64(&s->b, x);
+            break;
+        }
+        case JAGER_FIELD_STRING: {
+            const char *str = v <= UINT32_MAX ? jager_reader_string(s->r, (uint32_t)v) : NULL;
+            ex_json_str(&s->b, str, (size_t)-1);
+            break;
+        }
+        case JAGER_FIELD_SITE: {
+            char nb[256];
+            ex_json_str(&s->b, site_name(s, v <= UINT32_MAX ? (uint32_t)v : 0, nb, sizeof nb), (size_t)-1);
+            break;
+        }
+        case JAGER_FIELD_STACK: put_stack(s, v); break;
+        case JAGER_FIELD_BOOL: tu_buf_put(&s->b, v ? "true" : "false", v ? 4 : 5); break;
+        default: tu_buf_printf(&s->b, "%" PRIu64, v);
+        }
+    }
+}
+
+static void on_plugin(chrome_state *s, const jager_event *ev)
+{
+    const jager_type_desc *d = jager_reader_type(s->r, ev->type);
+    if (!d || !d->name || d->builtin) return;
+    if (!s->style[ev->type]) s->style[ev->type] = (uint8_t)classify(d);
+    const jager_rec_plugin *p = (const void *)ev->rec;
+    size_t total = (size_t)ev->rec->words * 8u;
+    size_t have = total >= sizeof *p ? (total - sizeof *p) / 8u : 0;
+    switch (s->style[ev->type]) {
+    case STYLE_COMPLETE: {
+        int df = duration_field(d);
+        uint64_t dur = (size_t)df < have ? p->fields[df] : 0;
+        uint64_t lane;
+        const char *name = d->name;
+        if (starts_with(d->name, "gc.")) {
+            lane = LANE_GC;
+            s->gc_used = 1;
+            if (!strcmp(d->name, "gc.pause")) name = "GC pause";
+        } else if (starts_with(d->name, "dispatch.")) {
+            lane = LANE_COMPILER;
+            s->compiler_used = 1;
+        } else {
+            lane = LANE_TYPE_BASE + ev->type;
+            s->lane_used[ev->type] = 1;
+        }
+        /* a compile is named after what it compiled */
+        const char *sig = NULL;
+        for (uint32_t f = 0; f < d->nfields && f < have; f++)
+            if (d->fields[f].kind == JAGER_FIELD_STRING && d->fields[f].name && !strcmp(d->fields[f].name, "signature"))
+                sig = jager_reader_string(s->r, (uint32_t)p->fields[f]);
+        begin_event(s, sig && lane == LANE_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
+        tu_buf_put(&s->b, ",\"dur\":", 7);
+        put_time(&s->b, (int64_t)dur);
+        tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread, dur);
+        put_fields(s, d, p, have, df, 0);
+        tu_buf_putc(&s->b, '}');
+        break;
+    }
+    case STYLE_COUNTER:
+        begin_event(s, d->name, (size_t)-1, d->name, "C", ev->time_ns, ev->thread);
+        tu_buf_put(&s->b, ",\"args\":{", 9);
+        put_fields(s, d, p, have, -1, 1);
+        tu_buf_putc(&s->b, '}');
+        break;
+    default:
+        begin_event(s, d->name, (size_t)-1, d->name, "i", ev->time_ns, ev->thread);
+        tu_buf_put(&s->b, ",\"s\":\"t\",\"args\":{", 17);
+        put_fields(s, d, p, have, -1, 1);
+        tu_buf_putc(&s->b, '}');
+    }
+    end_event(s);
+}
+
+static int chrome_event(void *st, const jager_event *ev)
+{
+    chrome_state *s = st;
+    size_t total = (size_t)ev->rec->words * 8u;
+    if (!s->base_ns) s->base_ns = ev->time_ns; /* start unknown: the first event's time */
+    switch (ev->type) {
+    case JAGER_EV_SPAN:
+        if (total >= sizeof(jager_rec_span)) on_span(s, ev);
+        break;
+    case JAGER_EV_SPAN_ATTR:
+    case JAGER_EV_SPAN_ERROR: on_span_extra(s, ev); break;
+    case JAGER_EV_LOG:
+        if (total >= sizeof(jager_rec_log)) on_log(s, ev);
+        break;
+    case JAGER_EV_COUNTER:
+        if (total >= sizeof(jager_rec_counter)) on_counter(s, ev);
+        break;
+    case JAGER_EV_MARK:
+        if (total >= sizeof(jager_rec_mark)) on_simple_instant(s, ev);
+        break;
+    case JAGER_EV_DROP:
+        if (total >= sizeof(jager_rec_drop)) on_simple_instant(s, ev);
+        break;
+    case JAGER_EV_DIAG:
+        if (total >= sizeof(jager_rec_diag)) on_simple_instant(s, ev);
+        break;
+    default:
+        if (ev->type >= JAGER_EV_FIRST_PLUGIN) on_plugin(s, ev);
+    }
+    return s->failed ? -1 : 0;
+}
+
+static long long process_id(const jager_reader *r)
+{
+    const char *v = jager_reader_meta(r, "process.pid");
+    if (!v || !*v) v = jager_reader_meta(r, "mpi.rank");
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    return (v && *v && !*end && x >= 0) ? x : 1;
+}
+
+static void *chrome_open(jager_reader *r, const export_opts *o)
+{
+    chrome_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        fprintf(stderr, "jager export: out of memory\n");
+        return NULL;
+    }
+    s->r = r;
+    s->o = o;
+    s->f = strcmp(o->out, "-") ? fopen(o->out, "wb") : stdout;
+    if (!s->f) {
+        fprintf(stderr, "jager export: cannot create %s: %s\n", o->out, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    jager_reader_info info = {.struct_size = sizeof info};
+    jager_reader_get_info(r, &info);
+    s->base_ns = info.start_ns;
+    s->pid = process_id(r);
+    fputs("{\"traceEvents\":[\n", s->f);
+    return s;
+}
+
+static void meta_event(chrome_state *s, const char *what, uint64_t tid, const char *key, const char *name,
+                       long long sort)
+{
+    tu_buf *b = &s->b;
+    b->len = 0;
+    if (s->events++) tu_buf_put(b, ",\n", 2);
+    tu_buf_printf(b, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%lld", what, s->pid);
+    if (tid) tu_buf_printf(b, ",\"tid\":%" PRIu64, tid);
+    tu_buf_printf(b, ",\"args\":{\"%s\":", key);
+    if (name) ex_json_str(b, name, (size_t)-1);
+    else tu_buf_printf(b, "%lld", sort);
+    tu_buf_putc(b, '}');
+    end_event(s);
+}
+
+static int chrome_finish(void *st)
+{
+    chrome_state *s = st;
+    /* Attributes of spans that never ended (a truncated file) are not lost. */
+    for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
+        pending *p = &s->pend[i];
+        if (!p->key) continue;
+        begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, p->key >> 32);
+        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"span_id\":%u", (uint32_t)p->key);
+        if (p->attrs.len) {
+            tu_buf_put(&s->b, ",\"attributes\":{", 15);
+            tu_buf_put(&s->b, p->attrs.data, p->attrs.len);
+            tu_buf_putc(&s->b, '}');
+        }
+        if (p->error.len) {
+            tu_buf_put(&s->b, ",\"error\":", 9);
+            tu_buf_put(&s->b, p->error.data, p->error.len);
+        }
+        tu_buf_putc(&s->b, '}');
+        end_event(s);
+    }
+    /* process and lane names */
+    const char *proc = jager_reader_meta(s->r, "process.name");
+    if (!proc || !*proc) proc = jager_reader_meta(s->r, "process.command_line");
+    const char *rank = jager_reader_meta(s->r, "mpi.rank");
+    s->tmp.len = 0;
+    tu_buf_printf(&s->tmp, "%s", proc && *proc ? proc : s->o->input);
+    if (rank && *rank) tu_buf_printf(&s->tmp, " (rank %s)", rank);
+    tu_buf_putc(&s->tmp, '\0');
+    meta_event(s, "process_name", 0, "name", (const char *)s->tmp.data, 0);
+    uint32_t nthreads = jager_reader_thread_count(s->r);
+    for (uint32_t t = 1; t <= nthreads; t++) {
+        uint64_t os_tid = 0;
+        const char *tname = NULL;
+        if (jager_reader_thread(s->r, t, &os_tid, &tname) != JAGER_OK) continue;
+        char nb[300];
+        if (tname && *tname) snprintf(nb, sizeof nb, "%s (thread %u, tid %" PRIu64 ")", tname, t, os_tid);
+        else snprintf(nb, sizeof nb, "thread %u (tid %" PRIu64 ")", t, os_tid);
+        meta_event(s, "thread_name", t, "name", nb, 0);
+        meta_event(s, "thread_sort_index", t, "sort_index", NULL, t);
+    }
+    if (s->gc_used) {
+        meta_event(s, "thread_name", LANE_GC, "name", "GC", 0);
+        meta_event(s, "thread_sort_index", LANE_GC, "sort_index", NULL, (long long)LANE_GC);
+    }
+    if (s->compiler_used) {
+        meta_event(s, "thread_name", LANE_COMPILER, "name", "Compiler", 0);
+        meta_event(s, "thread_sort_index", LANE_COMPILER, "sort_index", NULL, (long long)LANE_COMPILER);
+    }
+    for (uint32_t t = 0; t < 65536; t++) {
+        if (!s->lane_used[t]) continue;
+        const jager_type_desc *d = jager_reader_type(s->r, (uint16_t)t);
+        meta_event(s, "thread_name", LANE_TYPE_BASE + t, "name", d && d->name ? d->name : "plugin", 0);
+    }
+    /* trailer: display unit and the run's metadata */
+    tu_buf *b = &s->b;
+    b->len = 0;
+    tu_buf_put(b, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"jager.source\":", 53);
+    ex_json_str(b, s->o->input, (size_t)-1);
+    size_t nmeta = jager_reader_meta_count(s->r);
+    for (size_t i = 0; i < nmeta; i++) {
+        const char *k = NULL, *v = NULL;
+        if (jager_reader_meta_at(s->r, i, &k, &v) != JAGER_OK || !k) continue;
+        tu_buf_putc(b, ',');
+        ex_json_str(b, k, (size_t)-1);
+        tu_buf_putc(b, ':');
+        ex_json_str(b, v ? v : "", (size_t)-1);
+    }
+    tu_buf_put(b, "}}\n", 3);
+    if (fwrite(b->data, 1, b->len, s->f) != b->len) s->failed = 1;
+    if (s->f != stdout) {
+        if (fclose(s->f) != 0) s->failed = 1;
+    } else if (fflush(s->f) != 0) s->failed = 1;
+    s->f = NULL;
+    if (s->failed) fprintf(stderr, "jager export: writing %s failed\n", s->o->out);
+    return s->failed ? -1 : 0;
+}
+
+static void chrome_free(void *st)
+{
+    chrome_state *s = st;
+    if (!s) return;
+    if (s->f && s->f != stdout) fclose(s->f);
+    for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
+        tu_buf_free(&s->pend[i].attrs);
+        tu_buf_free(&s->pend[i].error);
+    }
+    free(s->pend);
+    tu_buf_free(&s->b);
+    tu_buf_free(&s->tmp);
+    free(s);
+}
+
+const exporter export_chrome = {"chrome", ".trace.json", 1, chrome_open, chrome_event, chrome_finish, chrome_free};

@@ -1,0 +1,139 @@
+#include "export_json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0], min;
+    size_t len;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; c &= 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; c &= 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; c &= 0x07; }
+    else return 0;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+    return len;
+}
+
+int ex_utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        if (p[i] < 0x80) { i++; continue; }
+        size_t l = utf8_seq(p + i, n - i);
+        if (!l) return 0;
+        i += l;
+    }
+    return 1;
+}
+
+int ex_utf8_clean(tu_buf *b, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t run = 0; /* start of the pending valid run */
+    for (size_t i = 0; i < n;) {
+        size_t l = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
+        if (l) { i += l; continue; }
+        if (tu_buf_put(b, s + run, i - run) || tu_buf_put(b, "\xEF\xBF\xBD", 3)) return -1;
+        run = ++i;
+    }
+    return tu_buf_put(b, s + run, n - run);
+}
+
+int ex_json_str(tu_buf *b, const char *s, size_t n)
+{
+    if (!s) return tu_buf_put(b, "null", 4);
+    if (n == (size_t)-1) n = strlen(s);
+    const unsigned char *p = (const unsigned char *)s;
+    if (tu_buf_putc(b, '"')) return -1;
+    size_t run = 0;
+    char esc[8];
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        size_t l = 1;
+        const char *rep = NULL;
+        if (c < 0x80) {
+            switch (c) {
+            case '"': rep = "\\\""; break;
+            case '\\': rep = "\\\\"; break;
+            case '\n': rep = "\\n"; break;
+            case '\r': rep = "\\r"; break;
+            case '\t': rep = "\\t"; break;
+            default:
+                if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&') {
+                    snprintf(esc, sizeof esc, "\\u%04x", c);
+                    rep = esc;
+                }
+            }
+        } else {
+            l = utf8_seq(p + i, n - i);
+            if (!l) { rep = "\\ufffd"; l = 1; }
+            else if (l == 3 && p[i] == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
+                rep = p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
+        }
+        if (rep) {
+            if (tu_buf_put(b, s + run, i - run) || tu_buf_put(b, rep, strlen(rep))) return -1;
+            run = i + l;
+        }
+        i += l;
+    }
+    if (tu_buf_put(b, s + run, n - run)) return -1;
+    return tu_buf_putc(b, '"');
+}
+
+int ex_json_f64(tu_buf *b, double v)
+{
+    if (!isfinite(v)) return tu_buf_put(b, "null", 4);
+    return tu_buf_printf(b, "%.17g", v);
+}
+
+int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end)
+{
+    if (tu_buf_putc(b, '{')) return -1;
+    jager_attr_view a;
+    int first = 1;
+    while (cur && jager_attr_next(&cur, end, &a) == 1) {
+        if (!first && tu_buf_putc(b, ',')) return -1;
+        first = 0;
+        if (ex_json_str(b, a.key, a.key_len) || tu_buf_putc(b, ':')) return -1;
+        int rc;
+        switch (a.kind) {
+        case JAGER_ATTR_I64: rc = tu_buf_printf(b, "%lld", (long long)a.i64); break;
+        case JAGER_ATTR_F64: rc = ex_json_f64(b, a.f64); break;
+        case JAGER_ATTR_BOOL: rc = tu_buf_put(b, a.i64 ? "true" : "false", a.i64 ? 4 : 5); break;
+        case JAGER_ATTR_STR: rc = ex_json_str(b, a.str, a.str_len); break;
+        default: rc = tu_buf_put(b, "null", 4);
+        }
+        if (rc) return -1;
+    }
+    return tu_buf_putc(b, '}');
+}
+
+const char *ex_severity_text(uint32_t sev)
+{
+    static const char *const names[] = {"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"};
+    if (sev < 1) return "UNSPECIFIED";
+    if (sev > 24) sev = 24;
+    return names[(sev - 1) / 4];
+}
+
+int ex_hex(const uint8_t *p, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+        any |= p[i] != 0;
+    }
+    out[2 * n] = '\0';
+    return any;
+}
