@@ -103,6 +103,8 @@ JG_HIDDEN int jg_filter_match(const char *filter, const char *name);
 
 typedef struct jg_counter_info {
     uint32_t name, unit, kind;
+    uint32_t reserved;
+    _Atomic(uint64_t) total_bits; /* running total of a monotonic counter, as double bits */
 } jg_counter_info;
 JG_HIDDEN const jg_counter_info *jg_counter_get(jager_counter id);
 JG_HIDDEN uint32_t jg_counter_count(void);
@@ -178,10 +180,8 @@ typedef struct jg_ring {
 
 JG_HIDDEN jg_ring *jg_ring_new(uint64_t bytes, uint32_t mode, uint32_t thread);
 JG_HIDDEN void jg_ring_free(jg_ring *r);
-/** Reserve \p bytes (multiple of 8) for one record; NULL when it cannot (counted). */
-JG_HIDDEN void *jg_ring_reserve(jg_ring *r, uint32_t bytes);
-/** Publish the record reserved last. */
-JG_HIDDEN void jg_ring_commit(jg_ring *r, uint32_t bytes);
+/** Overwrite mode: evict whole records until \p need bytes fit at \p pos; 0 on success. */
+JG_HIDDEN int jg_ring_evict(jg_ring *r, uint64_t pos, uint64_t need);
 /** Copy whole records (pads removed) into \p out (grown as needed, caller frees);
  *  returns the bytes and sets *events. [collector only] */
 JG_HIDDEN size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *events);
@@ -197,23 +197,28 @@ typedef struct jg_site_agg {
 } jg_site_agg;
 
 #define JG_MAX_DEPTH 128
-#define JG_SITE_CHUNKS_MAX 65536 /* 4 Mi sites */
+/* Site aggregates are found through a two-level directory: dir[site >> 14] → mid[(site >> 6)
+ * & 255] → chunk[site & 63]. Pointers are published with release and never freed while the
+ * thread lives, so other threads can read aggregates without a lock. */
+#define JG_AGG_DIR 256
+#define JG_AGG_MID 256
+typedef _Atomic(jg_site_agg *) jg_agg_mid[JG_AGG_MID];
 
 typedef struct jg_tls {
     jg_ring *ring;                 /* NULL if none could be made */
     uint32_t thread;               /* thread index */
+    uint32_t generation;           /* jg_generation when this state was (re)armed */
     uint32_t depth;                /* open spans */
     uint32_t next_span;            /* last span id handed out */
-    uint32_t nsitechunks;          /* capacity of agg */
-    _Atomic(jg_site_agg *) *agg;   /* [nsitechunks] chunk pointers */
+    _Atomic(jg_agg_mid *) agg_dir[JG_AGG_DIR];
     uint32_t stack_id[JG_MAX_DEPTH];   /* open span ids */
     jager_site stack_site[JG_MAX_DEPTH];
     jager_trace_context ctx;       /* current trace context */
     int has_ctx;
     _Atomic(uint64_t) spans_ended;
     _Atomic(uint64_t) no_ring_drops;
-    _Atomic(int) exited;
-    struct jg_tls *next_all;       /* list of every thread state (stats) */
+    struct jg_tls *next_all;       /* list of live thread states (stats) */
+    struct jg_tls *prev_all;
 } jg_tls;
 
 /** The calling thread's state; created on first use (NULL only on out of memory). */
@@ -222,10 +227,26 @@ JG_HIDDEN jg_tls *jg_tls_get(void);
 JG_HIDDEN jg_tls *jg_tls_peek(void);
 /** Site aggregate slot of \p site on \p t (allocating its chunk on first use). */
 JG_HIDDEN jg_site_agg *jg_tls_site_agg(jg_tls *t, jager_site site);
-/** Visit every thread state ever created (live or exited) under the threads lock. */
+/** Visit every live thread state of the current generation under the threads lock. */
 JG_HIDDEN void jg_tls_foreach(void (*fn)(jg_tls *t, void *arg), void *arg);
-/** Free exited threads' states (at shutdown, after the final drain). */
-JG_HIDDEN void jg_tls_release_all(void);
+/** Aggregates of exited threads (merged at thread exit), for stats; under the threads lock. */
+JG_HIDDEN jg_site_agg *jg_retired_agg(jager_site site);
+/** Counters of rings that were freed (exited threads), merged into jager_stats. */
+typedef struct jg_retired_counts {
+    uint64_t emitted, dropped_full, dropped_large, overwritten, no_ring, spans;
+} jg_retired_counts;
+JG_HIDDEN void jg_retired_counts_get(jg_retired_counts *out);
+JG_HIDDEN void jg_retired_add_ring(const jg_ring *r);
+/** Reset retired aggregates and counters (at init). */
+JG_HIDDEN void jg_retired_reset(void);
+/** The ring list the collector drains, under its lock. */
+JG_HIDDEN void jg_rings_lock(void);
+JG_HIDDEN void jg_rings_unlock(void);
+JG_HIDDEN jg_ring *jg_rings_head(void);
+/** Remove and free orphaned rings (after draining them). Caller holds the rings lock. */
+JG_HIDDEN void jg_rings_reap(void);
+/** Set whether a collector is running (thread exit frees rings itself when not). */
+JG_HIDDEN void jg_rings_set_collector(int running);
 
 /* ---- span.c ---- */
 JG_HIDDEN uint32_t jg_hist_bucket(uint64_t ns);
@@ -248,8 +269,6 @@ JG_HIDDEN jager_status jg_collector_start(void);
 JG_HIDDEN jager_status jg_collector_flush(void);
 /** Final drain, close sinks, stop the thread. */
 JG_HIDDEN void jg_collector_stop(void);
-/** Register a ring with the collector (from the producer's first event). */
-JG_HIDDEN void jg_collector_add_ring(jg_ring *r);
 /** Events handed to sinks so far. */
 JG_HIDDEN uint64_t jg_collector_written(void);
 JG_HIDDEN uint64_t jg_collector_sink_drops(void);
@@ -280,5 +299,63 @@ JG_HIDDEN const char *jg_plugins_loaded_names(void); /* "gc,dispatch" (static bu
 
 /* ---- host_api.c ---- */
 JG_HIDDEN const jager_host_api *jg_host_api(void);
+
+/* ---- hot-path inlines ---- */
+
+/** Single-writer counter bump: no lock prefix, but atomic so other threads read it race-free. */
+static inline void jg_bump(_Atomic(uint64_t) *c, uint64_t by)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + by, memory_order_relaxed);
+}
+
+/** Reserve \p bytes (a multiple of 8) for one record; NULL when it cannot (counted).
+ *  A record that does not fit before the buffer's end is preceded by a PAD record. */
+static inline void *jg_ring_reserve(jg_ring *r, uint32_t bytes)
+{
+    uint64_t cap = r->mask + 1;
+    jg_bump(&r->emitted, 1);
+    if (JG_UNLIKELY(bytes > cap / 8 || bytes > JAGER_RECORD_MAX_BYTES)) {
+        jg_bump(&r->dropped_large, 1);
+        return NULL;
+    }
+    uint64_t pos = r->head_local;
+    uint64_t contig = cap - (pos & r->mask);
+    uint64_t pad = bytes > contig ? contig : 0;
+    uint64_t need = pad + bytes;
+    if (JG_UNLIKELY(pos + need - r->tail_cache > cap)) {
+        r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (pos + need - r->tail_cache > cap &&
+            (r->mode != JAGER_RING_OVERWRITE || jg_ring_evict(r, pos, need))) {
+            jg_bump(&r->dropped_full, 1);
+            return NULL;
+        }
+    }
+    if (JG_UNLIKELY(pad)) {
+        jager_record *p = (jager_record *)(r->buf + (pos & r->mask));
+        p->type = JAGER_EV_PAD;
+        p->words = 0;
+        p->aux = (uint32_t)pad;
+        r->head_local = pos + pad;
+    }
+    return r->buf + (r->head_local & r->mask);
+}
+
+/** Publish the record reserved last. */
+static inline void jg_ring_commit(jg_ring *r, uint32_t bytes)
+{
+    r->head_local += bytes;
+    atomic_store_explicit(&r->head, r->head_local, memory_order_release);
+}
+
+/** The calling thread's TLS pointer (initial-exec: one %fs-relative load). */
+extern __thread jg_tls *jg_tls_ptr __attribute__((tls_model("initial-exec"))) JG_HIDDEN;
+
+/** The calling thread's armed state, or NULL (out of memory). [hot-path after the first call] */
+static inline jg_tls *jg_tls_fast(void)
+{
+    jg_tls *t = jg_tls_ptr;
+    if (JG_LIKELY(t && t->generation == atomic_load_explicit(&jg_generation, memory_order_relaxed))) return t;
+    return jg_tls_get();
+}
 
 #endif /* JAGER_INTERNAL_H */

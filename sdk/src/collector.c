@@ -1,0 +1,284 @@
+/* The collector: one thread that drains every ring into the sinks on an interval and on
+ * request, reports drops as records, and on stop does a final drain and closes the sinks.
+ * Sinks are called only from the thread that drains (never concurrently with themselves). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define MAX_SINKS 16
+
+typedef struct sink_slot {
+    jager_sink s;
+    int opened;
+    int failed_reported;
+} sink_slot;
+
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static sink_slot sinks[MAX_SINKS];
+static int nsinks;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake;       /* collector waits here (CLOCK_MONOTONIC) */
+static pthread_cond_t done;       /* flushers wait here */
+static int cv_ready;
+static pthread_t thread;
+static int running, stopping;
+static uint64_t flush_req, flush_done;
+
+/* Drain state: used by whichever thread drains, serialised by drain_lock. */
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *buf;
+static size_t buf_cap;
+static _Atomic(uint64_t) written, sink_drops;
+
+uint64_t jg_collector_written(void) { return atomic_load_explicit(&written, memory_order_relaxed); }
+uint64_t jg_collector_sink_drops(void) { return atomic_load_explicit(&sink_drops, memory_order_relaxed); }
+
+jager_status jg_sink_add(const jager_sink *sink)
+{
+    if (!sink || sink->struct_size < offsetof(jager_sink, close) + sizeof(void *) || !sink->write)
+        return jg_error(JAGER_E_INVALID, "sink: NULL, too old a struct, or no write callback");
+    jager_status st = JAGER_OK;
+    pthread_mutex_lock(&sink_lock);
+    if (nsinks == MAX_SINKS) {
+        st = jg_error(JAGER_E_FULL, "sink: at most %d sinks", MAX_SINKS);
+    } else {
+        memset(&sinks[nsinks], 0, sizeof sinks[nsinks]);
+        memcpy(&sinks[nsinks].s, sink, sink->struct_size < sizeof(jager_sink) ? sink->struct_size : sizeof(jager_sink));
+        nsinks++;
+    }
+    pthread_mutex_unlock(&sink_lock);
+    return st;
+}
+
+jager_status jager_sink_add(const jager_sink *sink) { return jg_sink_add(sink); }
+
+/* Caller holds sink_lock. */
+static void open_pending(void)
+{
+    for (int i = 0; i < nsinks; i++) {
+        if (sinks[i].opened) continue;
+        sinks[i].opened = 1;
+        if (sinks[i].s.open && sinks[i].s.open(sinks[i].s.ctx) != JAGER_OK) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "sink '%s' failed to open; its events are counted as dropped",
+                     sinks[i].s.name ? sinks[i].s.name : "?");
+            jg_diag("core", JAGER_DIAG_WARN, msg);
+            sinks[i].opened = -1;
+        }
+    }
+}
+
+static int ensure(size_t need)
+{
+    if (need <= buf_cap) return 0;
+    size_t c = buf_cap ? buf_cap : 65536;
+    while (c < need) c *= 2;
+    uint8_t *p = realloc(buf, c);
+    if (!p) return -1;
+    buf = p;
+    buf_cap = c;
+    return 0;
+}
+
+/* Append drop reports for what this ring lost since its last report. */
+static size_t append_drops(jg_ring *r, size_t len, uint64_t *events)
+{
+    uint64_t now[JAGER_DROP_REASONS] = {0};
+    now[JAGER_DROP_RING_FULL] = atomic_load_explicit(&r->dropped_full, memory_order_relaxed);
+    now[JAGER_DROP_TOO_LARGE] = atomic_load_explicit(&r->dropped_large, memory_order_relaxed);
+    now[JAGER_DROP_OVERWRITTEN] = atomic_load_explicit(&r->overwritten, memory_order_relaxed);
+    for (int reason = 0; reason < JAGER_DROP_REASONS; reason++) {
+        if (now[reason] <= r->reported_drops[reason]) continue;
+        if (ensure(len + sizeof(jager_rec_drop))) break;
+        jager_rec_drop *d = (jager_rec_drop *)(buf + len);
+        d->h.type = JAGER_EV_DROP;
+        d->h.words = sizeof *d / 8;
+        d->h.aux = (uint32_t)reason;
+        d->time_ns = jager_now_ns();
+        d->count = now[reason] - r->reported_drops[reason];
+        r->reported_drops[reason] = now[reason];
+        len += sizeof *d;
+        (*events)++;
+    }
+    return len;
+}
+
+static void write_batch(uint32_t thread_index, size_t len, uint64_t events)
+{
+    jager_batch b = {sizeof b, thread_index, buf, len, events};
+    pthread_mutex_lock(&sink_lock);
+    open_pending();
+    for (int i = 0; i < nsinks; i++) {
+        if (sinks[i].opened < 0) {
+            atomic_fetch_add_explicit(&sink_drops, events, memory_order_relaxed);
+            continue;
+        }
+        if (sinks[i].s.write(sinks[i].s.ctx, &b) != JAGER_OK) {
+            atomic_fetch_add_explicit(&sink_drops, events, memory_order_relaxed);
+            if (!sinks[i].failed_reported) {
+                sinks[i].failed_reported = 1;
+                char msg[160];
+                snprintf(msg, sizeof msg, "sink '%s' failed to write; its lost events are counted as dropped",
+                         sinks[i].s.name ? sinks[i].s.name : "?");
+                pthread_mutex_unlock(&sink_lock);
+                jg_diag("core", JAGER_DIAG_WARN, msg);
+                pthread_mutex_lock(&sink_lock);
+            }
+        }
+    }
+    pthread_mutex_unlock(&sink_lock);
+    atomic_fetch_add_explicit(&written, events, memory_order_relaxed);
+}
+
+/* Drain every ring once; optionally flush the sinks. */
+static void drain_all(int flush_sinks)
+{
+    pthread_mutex_lock(&drain_lock);
+    /* Snapshot the list head: producers only push at the head, and only the drainer
+     * removes nodes, so the rest of the list is stable while we walk it. */
+    jg_rings_lock();
+    jg_ring *head = jg_rings_head();
+    jg_rings_unlock();
+    for (jg_ring *r = head; r; r = r->next) {
+        uint64_t events = 0;
+        size_t len = jg_ring_drain(r, &buf, &buf_cap, &events);
+        len = append_drops(r, len, &events);
+        if (len) write_batch(r->thread, len, events);
+    }
+    jg_rings_lock();
+    jg_rings_reap();
+    jg_rings_unlock();
+    if (flush_sinks) {
+        pthread_mutex_lock(&sink_lock);
+        open_pending();
+        for (int i = 0; i < nsinks; i++)
+            if (sinks[i].opened > 0 && sinks[i].s.flush) sinks[i].s.flush(sinks[i].s.ctx);
+        pthread_mutex_unlock(&sink_lock);
+    }
+    pthread_mutex_unlock(&drain_lock);
+}
+
+static void *collector_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "jager-collector");
+    pthread_mutex_lock(&mu);
+    while (!stopping) {
+        uint64_t want = flush_req;
+        if (want == flush_done) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)jg_cfg.c.flush_interval_ms * 1000000u;
+            ts.tv_sec += (time_t)(ns / 1000000000u);
+            ts.tv_nsec = (long)(ns % 1000000000u);
+            pthread_cond_timedwait(&wake, &mu, &ts);
+            want = flush_req;
+        }
+        if (stopping) break;
+        int requested = want != flush_done;
+        pthread_mutex_unlock(&mu);
+        if (requested) jg_plugins_flush();
+        drain_all(requested);
+        pthread_mutex_lock(&mu);
+        if (requested) {
+            flush_done = want;
+            pthread_cond_broadcast(&done);
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+jager_status jg_collector_start(void)
+{
+    if (!cv_ready) {
+        pthread_condattr_t a;
+        pthread_condattr_init(&a);
+        pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+        pthread_cond_init(&wake, &a);
+        pthread_condattr_destroy(&a);
+        pthread_cond_init(&done, NULL);
+        cv_ready = 1;
+    }
+    /* Leftovers of an earlier run (events that raced its shutdown) are not this run's. */
+    jg_rings_lock();
+    for (jg_ring *r = jg_rings_head(); r; r = r->next) {
+        atomic_store_explicit(&r->tail, atomic_load_explicit(&r->head, memory_order_acquire), memory_order_release);
+        memset(r->reported_drops, 0, sizeof r->reported_drops);
+        /* Counters restart with the run (no producer runs during init). */
+        atomic_store_explicit(&r->emitted, 0, memory_order_relaxed);
+        atomic_store_explicit(&r->dropped_full, 0, memory_order_relaxed);
+        atomic_store_explicit(&r->dropped_large, 0, memory_order_relaxed);
+        atomic_store_explicit(&r->overwritten, 0, memory_order_relaxed);
+    }
+    jg_rings_reap();
+    jg_rings_unlock();
+    atomic_store_explicit(&written, 0, memory_order_relaxed);
+    atomic_store_explicit(&sink_drops, 0, memory_order_relaxed);
+    pthread_mutex_lock(&sink_lock);
+    open_pending();
+    pthread_mutex_unlock(&sink_lock);
+    pthread_mutex_lock(&mu);
+    stopping = 0;
+    flush_req = flush_done = 0;
+    int rc = pthread_create(&thread, NULL, collector_main, NULL);
+    running = rc == 0;
+    pthread_mutex_unlock(&mu);
+    if (rc) return jg_error(JAGER_E_NOMEM, "cannot start the collector thread (%s)", strerror(rc));
+    jg_rings_set_collector(1);
+    return JAGER_OK;
+}
+
+jager_status jg_collector_flush(void)
+{
+    pthread_mutex_lock(&mu);
+    if (!running || pthread_equal(pthread_self(), thread)) {
+        /* No collector, or called from a plugin's flush on the collector itself: drain here. */
+        pthread_mutex_unlock(&mu);
+        drain_all(1);
+        return JAGER_OK;
+    }
+    uint64_t my = ++flush_req;
+    pthread_cond_signal(&wake);
+    while (flush_done < my && running) pthread_cond_wait(&done, &mu);
+    pthread_mutex_unlock(&mu);
+    return JAGER_OK;
+}
+
+void jg_collector_stop(void)
+{
+    pthread_mutex_lock(&mu);
+    int was_running = running;
+    stopping = 1;
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&mu);
+    if (was_running) pthread_join(thread, NULL);
+    pthread_mutex_lock(&mu);
+    running = 0;
+    flush_done = flush_req;
+    pthread_cond_broadcast(&done);
+    pthread_mutex_unlock(&mu);
+    drain_all(0);
+    /* Only now may exiting threads free their rings themselves: the walk above is over. */
+    jg_rings_set_collector(0);
+    /* Name what no binding named, so the file carries every stack's frames. */
+    jg_symbols_resolve_native();
+    pthread_mutex_lock(&sink_lock);
+    open_pending();
+    for (int i = 0; i < nsinks; i++) {
+        if (sinks[i].opened > 0 && sinks[i].s.flush) sinks[i].s.flush(sinks[i].s.ctx);
+        if (sinks[i].opened > 0 && sinks[i].s.close) sinks[i].s.close(sinks[i].s.ctx);
+    }
+    nsinks = 0;
+    pthread_mutex_unlock(&sink_lock);
+    pthread_mutex_lock(&drain_lock);
+    free(buf);
+    buf = NULL;
+    buf_cap = 0;
+    pthread_mutex_unlock(&drain_lock);
+}

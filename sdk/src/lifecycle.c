@@ -1,0 +1,337 @@
+/* jager_init / jager_shutdown: configuration, clock, metadata, the SDK's own cost, the
+ * collector, the file sink and plugins — and zero-code mode when preloaded. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+_Atomic(int) jg_enabled;
+_Atomic(uint32_t) jg_generation;
+uint64_t jg_span_cost_x1000;
+
+static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
+static int initialized;
+static int clock_done;
+
+uint32_t jager_version(void) { return JAGER_VERSION_NUMBER; }
+const char *jager_version_string(void) { return JAGER_VERSION_STRING; }
+int jager_is_enabled(void) { return atomic_load_explicit(&jg_enabled, memory_order_acquire); }
+
+/* ---- run metadata ---- */
+static void meta_u64(const char *key, uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+    jg_meta_set(key, b);
+}
+
+static void meta_cmdline(void)
+{
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f) return;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    for (size_t i = 0; i + 1 < n; i++)
+        if (buf[i] == 0) buf[i] = ' ';
+    buf[n] = 0;
+    jg_meta_set("process.command_line", buf);
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = 0;
+        jg_meta_set("process.executable", exe);
+    }
+}
+
+/* The commit of the repository around the working directory: JAGER_GIT_COMMIT wins, else
+ * .git/HEAD resolved through refs/ or packed-refs. */
+static int read_line(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int ok = fgets(out, (int)size, f) != NULL;
+    fclose(f);
+    if (!ok) return -1;
+    out[strcspn(out, "\r\n")] = 0;
+    return 0;
+}
+
+static void meta_git(void)
+{
+    const char *env = getenv("JAGER_GIT_COMMIT");
+    if (env && *env) {
+        jg_meta_set("git.commit", env);
+        return;
+    }
+    char dir[PATH_MAX];
+    if (!getcwd(dir, sizeof dir - 16)) return;
+    for (;;) {
+        char path[PATH_MAX + 32], head[256];
+        snprintf(path, sizeof path, "%s/.git/HEAD", dir);
+        if (read_line(path, head, sizeof head) == 0) {
+            if (strncmp(head, "ref: ", 5) != 0) {
+                jg_meta_set("git.commit", head);
+                return;
+            }
+            char val[256];
+            snprintf(path, sizeof path, "%s/.git/%s", dir, head + 5);
+            if (read_line(path, val, sizeof val) == 0) {
+                jg_meta_set("git.commit", val);
+                jg_meta_set("git.ref", head + 5);
+                return;
+            }
+            snprintf(path, sizeof path, "%s/.git/packed-refs", dir);
+            FILE *f = fopen(path, "r");
+            if (!f) return;
+            char line[512];
+            while (fgets(line, sizeof line, f)) {
+                line[strcspn(line, "\r\n")] = 0;
+                char *sp = strchr(line, ' ');
+                if (sp && !strcmp(sp + 1, head + 5)) {
+                    *sp = 0;
+                    jg_meta_set("git.commit", line);
+                    jg_meta_set("git.ref", head + 5);
+                    break;
+                }
+            }
+            fclose(f);
+            return;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) return;
+        *slash = 0;
+    }
+}
+
+static void collect_metadata(void)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    jg_meta_set("host.name", host);
+    meta_u64("process.pid", (uint64_t)getpid());
+    meta_cmdline();
+    meta_u64("process.start_unix_ns", jg_clock_state.unix_ns0 + (jager_now_ns() - jg_clock_state.ns0));
+    char b[64];
+    snprintf(b, sizeof b, "%.9f", jg_clock_state.ticks_per_ns);
+    jg_meta_set("clock.ticks_per_ns", b);
+    jg_meta_set("clock.source", jg_clock_state.use_tsc ? "tsc" : "clock_gettime");
+    meta_u64("clock.start_ns", jager_now_ns());
+    meta_u64("clock.anchor_ns", jg_clock_state.ns0);
+    meta_u64("clock.anchor_unix_ns", jg_clock_state.unix_ns0);
+    jg_meta_set("jager.version", JAGER_VERSION_STRING);
+    meta_u64("jager.ring_bytes", jg_cfg.c.ring_bytes);
+    jg_meta_set("jager.ring_mode", jg_cfg.c.ring_mode == JAGER_RING_OVERWRITE ? "overwrite" : "discard");
+    if (jg_cfg.c.filter) jg_meta_set("jager.filter", jg_cfg.c.filter);
+    meta_u64("cpu.count", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+    meta_git();
+}
+
+/* ---- the SDK's own cost ---- */
+/* Time real span pairs on the calling thread before the collector starts, then erase them
+ * (ring, aggregates, counters), so every summary can say what the instrumentation cost. */
+static void measure_span_cost(void)
+{
+    jager_site site = jager_site_register("jager.calibration", NULL, 0);
+    jg_tls *t = jg_tls_fast();
+    if (!site || !t) return;
+    uint64_t best = UINT64_MAX;
+    enum { N = 2000 };
+    for (int rep = 0; rep < 5; rep++) {
+        uint64_t t0 = jager_now_ns();
+        for (int i = 0; i < N; i++) jager_span_end(jager_span_begin(site));
+        uint64_t dt = jager_now_ns() - t0;
+        if (dt < best) best = dt;
+        if (t->ring) /* keep the ring empty: the collector is not running yet */
+            atomic_store_explicit(&t->ring->tail, atomic_load_explicit(&t->ring->head, memory_order_relaxed), memory_order_release);
+    }
+    jg_span_cost_x1000 = best * 1000u / N;
+    if (t->ring) {
+        atomic_store_explicit(&t->ring->emitted, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->ring->dropped_full, 0, memory_order_relaxed);
+    }
+    jg_site_agg *a = jg_tls_site_agg(t, site);
+    if (a) {
+        atomic_store_explicit(&a->calls, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->total_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->min_ns, UINT64_MAX, memory_order_relaxed);
+        atomic_store_explicit(&a->max_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->sampled_at, 0, memory_order_relaxed);
+        for (int b = 0; b < JAGER_HIST_BUCKETS; b++) atomic_store_explicit(&a->hist[b], 0, memory_order_relaxed);
+    }
+    atomic_store_explicit(&t->spans_ended, 0, memory_order_relaxed);
+    t->next_span = 0;
+    char b[32];
+    snprintf(b, sizeof b, "%.3f", (double)jg_span_cost_x1000 / 1000.0);
+    jg_meta_set("jager.span_cost_ns", b);
+}
+
+/* "%p" in the output path becomes the pid, so preloaded children do not share one file. */
+static void expand_output(char *out, size_t size, const char *pattern)
+{
+    size_t o = 0;
+    for (const char *p = pattern; *p && o + 1 < size; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            o += (size_t)snprintf(out + o, size - o, "%d", (int)getpid());
+            if (o >= size) o = size - 1;
+            p++;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = 0;
+}
+
+jager_status jager_init(const jager_config *cfg)
+{
+    jager_status st;
+    pthread_mutex_lock(&life_lock);
+    if (initialized) {
+        st = jg_error(JAGER_E_STATE, "jager_init: already initialised");
+        goto out;
+    }
+    jager_config c;
+    jager_config_init(&c);
+    if (cfg) {
+        if (cfg->struct_size < offsetof(jager_config, quiet) + sizeof(uint32_t)) {
+            st = jg_error(JAGER_E_INVALID, "jager_init: cfg->struct_size %u is smaller than version 1.0's", cfg->struct_size);
+            goto out;
+        }
+        memcpy(&c, cfg, cfg->struct_size < sizeof c ? cfg->struct_size : sizeof c);
+        c.struct_size = sizeof c;
+        const char *d = getenv("JAGER_DISABLE"); /* the off switch works whatever the code says */
+        if (d && (!strcmp(d, "1") || !strcasecmp(d, "true"))) c.disable = 1;
+    } else if ((st = jager_config_from_env(&c)) != JAGER_OK) {
+        if (!c.quiet) fprintf(stderr, "jager: %s (ignored)\n", jager_last_error());
+    }
+    if (c.disable) {
+        st = jg_error(JAGER_E_DISABLED, "jager_init: disabled (JAGER_DISABLE)");
+        goto out;
+    }
+    if ((st = jg_config_copy(&c)) != JAGER_OK) goto out;
+    if (!clock_done) { /* once per process: threads may read the clock at any time */
+        jg_clock_calibrate(0);
+        clock_done = 1;
+    }
+    jg_types_register_core();
+    jg_sites_apply_filter(jg_cfg.c.filter);
+    atomic_fetch_add_explicit(&jg_generation, 1, memory_order_release);
+    collect_metadata();
+
+    atomic_store_explicit(&jg_enabled, 1, memory_order_release);
+    measure_span_cost();
+    atomic_store_explicit(&jg_enabled, 0, memory_order_release);
+
+    if (jg_cfg.c.output && *jg_cfg.c.output) {
+        char path[PATH_MAX];
+        expand_output(path, sizeof path, jg_cfg.c.output);
+        jager_sink fs;
+        if ((st = jg_file_sink_create(path, &fs)) != JAGER_OK || (st = jg_sink_add(&fs)) != JAGER_OK) {
+            if (!jg_cfg.c.quiet) fprintf(stderr, "jager: %s\n", jager_last_error());
+            goto out;
+        }
+        jg_meta_set("jager.output", path);
+    }
+    if ((st = jg_collector_start()) != JAGER_OK) goto out;
+    jg_retired_reset();
+    atomic_store_explicit(&jg_enabled, 1, memory_order_release);
+    initialized = 1;
+    if (jg_cfg.c.plugins && *jg_cfg.c.plugins) {
+        jg_plugins_load(jg_cfg.c.plugins, jg_cfg.c.plugin_path);
+        jg_meta_set("jager.plugins", jg_plugins_loaded_names());
+        jg_plugins_start();
+    }
+    st = JAGER_OK;
+out:
+    pthread_mutex_unlock(&life_lock);
+    return st;
+}
+
+void jager_shutdown(void)
+{
+    pthread_mutex_lock(&life_lock);
+    if (!initialized) {
+        pthread_mutex_unlock(&life_lock);
+        return;
+    }
+    jg_plugins_stop();   /* plugins emit their summaries while recording is still on */
+    atomic_store_explicit(&jg_enabled, 0, memory_order_release);
+    jg_collector_stop(); /* final drain, statistics, sinks closed */
+    jg_plugins_unload();
+    jg_registry_reset_meta();
+    initialized = 0;
+    pthread_mutex_unlock(&life_lock);
+}
+
+jager_status jager_flush(void)
+{
+    if (!atomic_load_explicit(&jg_enabled, memory_order_acquire)) return jg_error(JAGER_E_STATE, "jager_flush: not recording");
+    return jg_collector_flush();
+}
+
+/* ---- statistics ---- */
+typedef struct stat_sum {
+    uint64_t no_ring, spans;
+} stat_sum;
+
+static void sum_thread(jg_tls *t, void *arg)
+{
+    stat_sum *s = arg;
+    s->no_ring += atomic_load_explicit(&t->no_ring_drops, memory_order_relaxed);
+    s->spans += atomic_load_explicit(&t->spans_ended, memory_order_relaxed);
+}
+
+jager_status jager_stats(jager_stat *out)
+{
+    if (!out || out->struct_size < sizeof(jager_stat))
+        return jg_error(JAGER_E_INVALID, "jager_stats: out is NULL or struct_size too small");
+    uint32_t size = out->struct_size;
+    memset(out, 0, sizeof *out);
+    out->struct_size = size;
+    jg_retired_counts rc;
+    jg_retired_counts_get(&rc);
+    uint64_t emitted = rc.emitted, full = rc.dropped_full, large = rc.dropped_large, over = rc.overwritten;
+    jg_rings_lock();
+    for (jg_ring *r = jg_rings_head(); r; r = r->next) {
+        emitted += atomic_load_explicit(&r->emitted, memory_order_relaxed);
+        full += atomic_load_explicit(&r->dropped_full, memory_order_relaxed);
+        large += atomic_load_explicit(&r->dropped_large, memory_order_relaxed);
+        over += atomic_load_explicit(&r->overwritten, memory_order_relaxed);
+    }
+    jg_rings_unlock();
+    stat_sum s = {rc.no_ring, rc.spans};
+    jg_tls_foreach(sum_thread, &s);
+    out->threads = jg_thread_count() ? jg_thread_count() - 1 : 0;
+    out->events_emitted = emitted + s.no_ring;
+    out->events_recorded = emitted - full - large;
+    out->dropped[JAGER_DROP_RING_FULL] = full;
+    out->dropped[JAGER_DROP_TOO_LARGE] = large;
+    out->dropped[JAGER_DROP_OVERWRITTEN] = over;
+    out->dropped[JAGER_DROP_NO_RING] = s.no_ring;
+    out->dropped[JAGER_DROP_SINK] = jg_collector_sink_drops();
+    for (int i = 0; i < JAGER_DROP_REASONS; i++) out->events_dropped += out->dropped[i];
+    out->events_written = jg_collector_written();
+    out->spans_total = s.spans;
+    out->span_cost_ns_x1000 = jg_span_cost_x1000;
+    out->ring_bytes = jg_cfg.c.ring_bytes;
+    return JAGER_OK;
+}
+
+/* ---- zero-code mode ----
+ * `LD_PRELOAD=libjager.so JAGER_PLUGINS=gc julia app.jl`: start from the environment when
+ * preloaded, stop at exit. Only the first process of a tree starts: children inherit
+ * LD_PRELOAD and JAGER_AUTOSTARTED, and would otherwise overwrite the parent's file. */
+__attribute__((constructor)) static void jg_preload_autostart(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    if (!pre || !strstr(pre, "libjager")) return;
+    const char *started = getenv("JAGER_AUTOSTARTED");
+    if (started && *started) return;
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    setenv("JAGER_AUTOSTARTED", pid, 1);
+    if (jager_init(NULL) == JAGER_OK) atexit(jager_shutdown);
+}

@@ -1,0 +1,265 @@
+/* The calling thread's state: one initial-exec TLS pointer (the only TLS the hot path
+ * touches), a ring created on the thread's first event, site aggregates, and the exit hook
+ * that hands the ring to the collector and folds the aggregates into the retired totals. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+__thread jg_tls *jg_tls_ptr __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER; /* live list, retired data, rings */
+static jg_tls *live_head;
+static jg_ring *rings_head;
+static int collector_running;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_ok;
+
+/* Aggregates of threads that exited, and counters of rings that were freed. */
+static _Atomic(jg_agg_mid *) retired_dir[JG_AGG_DIR];
+static jg_retired_counts retired;
+
+
+void jg_rings_lock(void) { pthread_mutex_lock(&threads_lock); }
+void jg_rings_unlock(void) { pthread_mutex_unlock(&threads_lock); }
+jg_ring *jg_rings_head(void) { return rings_head; }
+
+void jg_rings_set_collector(int running)
+{
+    pthread_mutex_lock(&threads_lock);
+    collector_running = running;
+    pthread_mutex_unlock(&threads_lock);
+}
+
+/* Caller holds threads_lock. */
+static void retire_ring_locked(jg_ring *r)
+{
+    retired.emitted += atomic_load_explicit(&r->emitted, memory_order_relaxed);
+    retired.dropped_full += atomic_load_explicit(&r->dropped_full, memory_order_relaxed);
+    retired.dropped_large += atomic_load_explicit(&r->dropped_large, memory_order_relaxed);
+    retired.overwritten += atomic_load_explicit(&r->overwritten, memory_order_relaxed);
+}
+
+void jg_retired_add_ring(const jg_ring *r) { retire_ring_locked((jg_ring *)r); }
+
+void jg_rings_reap(void)
+{
+    jg_ring **pp = &rings_head;
+    while (*pp) {
+        jg_ring *r = *pp;
+        if (atomic_load_explicit(&r->orphaned, memory_order_acquire) &&
+            atomic_load_explicit(&r->head, memory_order_acquire) == atomic_load_explicit(&r->tail, memory_order_acquire)) {
+            *pp = r->next;
+            retire_ring_locked(r);
+            jg_ring_free(r);
+        } else {
+            pp = &r->next;
+        }
+    }
+}
+
+void jg_retired_counts_get(jg_retired_counts *out)
+{
+    pthread_mutex_lock(&threads_lock);
+    *out = retired;
+    pthread_mutex_unlock(&threads_lock);
+}
+
+/* ---- site aggregates ---- */
+static jg_site_agg *agg_slot(_Atomic(jg_agg_mid *) *dir, jager_site site, int create)
+{
+    uint32_t d = site >> 14, m = (site >> 6) & (JG_AGG_MID - 1);
+    if (d >= JG_AGG_DIR) return NULL;
+    jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_acquire);
+    if (!mid) {
+        if (!create) return NULL;
+        mid = calloc(1, sizeof *mid);
+        if (!mid) return NULL;
+        atomic_store_explicit(&dir[d], mid, memory_order_release);
+    }
+    jg_site_agg *chunk = atomic_load_explicit(&(*mid)[m], memory_order_acquire);
+    if (!chunk) {
+        if (!create) return NULL;
+        chunk = calloc(JG_SITE_CHUNK, sizeof *chunk);
+        if (!chunk) return NULL;
+        for (int i = 0; i < JG_SITE_CHUNK; i++) atomic_store_explicit(&chunk[i].min_ns, UINT64_MAX, memory_order_relaxed);
+        atomic_store_explicit(&(*mid)[m], chunk, memory_order_release);
+    }
+    return &chunk[site & (JG_SITE_CHUNK - 1)];
+}
+
+static void agg_free(_Atomic(jg_agg_mid *) *dir)
+{
+    for (int d = 0; d < JG_AGG_DIR; d++) {
+        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_relaxed);
+        if (!mid) continue;
+        for (int m = 0; m < JG_AGG_MID; m++) free(atomic_load_explicit(&(*mid)[m], memory_order_relaxed));
+        free(mid);
+        atomic_store_explicit(&dir[d], NULL, memory_order_relaxed);
+    }
+}
+
+static void agg_zero(_Atomic(jg_agg_mid *) *dir)
+{
+    for (int d = 0; d < JG_AGG_DIR; d++) {
+        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_relaxed);
+        if (!mid) continue;
+        for (int m = 0; m < JG_AGG_MID; m++) {
+            jg_site_agg *c = atomic_load_explicit(&(*mid)[m], memory_order_relaxed);
+            if (!c) continue;
+            for (int i = 0; i < JG_SITE_CHUNK; i++) {
+                jg_site_agg *a = &c[i];
+                atomic_store_explicit(&a->calls, 0, memory_order_relaxed);
+                atomic_store_explicit(&a->total_ns, 0, memory_order_relaxed);
+                atomic_store_explicit(&a->min_ns, UINT64_MAX, memory_order_relaxed);
+                atomic_store_explicit(&a->max_ns, 0, memory_order_relaxed);
+                atomic_store_explicit(&a->bytes, 0, memory_order_relaxed);
+                atomic_store_explicit(&a->errors, 0, memory_order_relaxed);
+                atomic_store_explicit(&a->sampled_at, 0, memory_order_relaxed);
+                for (int b = 0; b < JAGER_HIST_BUCKETS; b++) atomic_store_explicit(&a->hist[b], 0, memory_order_relaxed);
+            }
+        }
+    }
+}
+
+/* Fold one thread's aggregates into the retired ones. Caller holds threads_lock. */
+static void agg_merge_into_retired(_Atomic(jg_agg_mid *) *dir)
+{
+    for (int d = 0; d < JG_AGG_DIR; d++) {
+        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_relaxed);
+        if (!mid) continue;
+        for (int m = 0; m < JG_AGG_MID; m++) {
+            jg_site_agg *c = atomic_load_explicit(&(*mid)[m], memory_order_relaxed);
+            if (!c) continue;
+            for (int i = 0; i < JG_SITE_CHUNK; i++) {
+                jg_site_agg *a = &c[i];
+                uint64_t calls = atomic_load_explicit(&a->calls, memory_order_relaxed);
+                uint64_t errs = atomic_load_explicit(&a->errors, memory_order_relaxed);
+                if (!calls && !errs) continue;
+                jager_site site = ((jager_site)d << 14) | ((jager_site)m << 6) | (jager_site)i;
+                jg_site_agg *r = agg_slot(retired_dir, site, 1);
+                if (!r) continue;
+                jg_bump(&r->calls, calls);
+                jg_bump(&r->total_ns, atomic_load_explicit(&a->total_ns, memory_order_relaxed));
+                jg_bump(&r->bytes, atomic_load_explicit(&a->bytes, memory_order_relaxed));
+                jg_bump(&r->errors, errs);
+                uint64_t mn = atomic_load_explicit(&a->min_ns, memory_order_relaxed);
+                uint64_t mx = atomic_load_explicit(&a->max_ns, memory_order_relaxed);
+                if (mn < atomic_load_explicit(&r->min_ns, memory_order_relaxed)) atomic_store_explicit(&r->min_ns, mn, memory_order_relaxed);
+                if (mx > atomic_load_explicit(&r->max_ns, memory_order_relaxed)) atomic_store_explicit(&r->max_ns, mx, memory_order_relaxed);
+                for (int b = 0; b < JAGER_HIST_BUCKETS; b++) jg_bump(&r->hist[b], atomic_load_explicit(&a->hist[b], memory_order_relaxed));
+            }
+        }
+    }
+}
+
+jg_site_agg *jg_retired_agg(jager_site site) { return agg_slot(retired_dir, site, 0); }
+
+void jg_retired_reset(void)
+{
+    pthread_mutex_lock(&threads_lock);
+    agg_zero(retired_dir);
+    memset(&retired, 0, sizeof retired);
+    pthread_mutex_unlock(&threads_lock);
+}
+
+jg_site_agg *jg_tls_site_agg(jg_tls *t, jager_site site) { return agg_slot(t->agg_dir, site, 1); }
+
+/* ---- thread life ---- */
+static void on_thread_exit(void *arg)
+{
+    jg_tls *t = arg;
+    if (!t) return;
+    pthread_mutex_lock(&threads_lock);
+    if (t->prev_all) t->prev_all->next_all = t->next_all;
+    else if (live_head == t) live_head = t->next_all;
+    if (t->next_all) t->next_all->prev_all = t->prev_all;
+    if (t->generation == atomic_load_explicit(&jg_generation, memory_order_relaxed)) {
+        agg_merge_into_retired(t->agg_dir);
+        retired.no_ring += atomic_load_explicit(&t->no_ring_drops, memory_order_relaxed);
+        retired.spans += atomic_load_explicit(&t->spans_ended, memory_order_relaxed);
+    }
+    if (t->ring) {
+        /* The collector drains what the thread wrote, then frees the ring. */
+        atomic_store_explicit(&t->ring->orphaned, 1, memory_order_release);
+        if (!collector_running) jg_rings_reap();
+    }
+    pthread_mutex_unlock(&threads_lock);
+    agg_free(t->agg_dir);
+    jg_tls_ptr = NULL;
+    free(t);
+}
+
+static void make_exit_key(void) { exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0; }
+
+/* (Re)arm the thread's state for the current run: a ring sized by the current config.
+ * Runs on the owning thread only, so swapping its ring races with no producer. */
+static void arm(jg_tls *t, uint32_t gen)
+{
+    pthread_mutex_lock(&threads_lock);
+    if (t->ring) {
+        atomic_store_explicit(&t->ring->orphaned, 1, memory_order_release);
+        t->ring = NULL;
+    }
+    if (t->generation != gen) {
+        agg_zero(t->agg_dir);
+        atomic_store_explicit(&t->no_ring_drops, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->spans_ended, 0, memory_order_relaxed);
+    }
+    t->generation = gen;
+    uint32_t live = 0;
+    for (jg_ring *r = rings_head; r; r = r->next)
+        if (!atomic_load_explicit(&r->orphaned, memory_order_relaxed)) live++;
+    if (live < jg_cfg.c.max_threads) {
+        jg_ring *r = jg_ring_new(jg_cfg.c.ring_bytes, jg_cfg.c.ring_mode, t->thread);
+        if (r) {
+            r->next = rings_head;
+            rings_head = r;
+            t->ring = r;
+        }
+    }
+    if (!collector_running) jg_rings_reap();
+    pthread_mutex_unlock(&threads_lock);
+}
+
+static jg_tls *create(void)
+{
+    pthread_once(&exit_key_once, make_exit_key);
+    jg_tls *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    char name[32] = "";
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    t->thread = jg_thread_register((uint64_t)syscall(SYS_gettid), name);
+    pthread_mutex_lock(&threads_lock);
+    t->next_all = live_head;
+    if (live_head) live_head->prev_all = t;
+    live_head = t;
+    pthread_mutex_unlock(&threads_lock);
+    if (exit_key_ok) pthread_setspecific(exit_key, t);
+    jg_tls_ptr = t;
+    return t;
+}
+
+jg_tls *jg_tls_get(void)
+{
+    jg_tls *t = jg_tls_ptr;
+    uint32_t gen = atomic_load_explicit(&jg_generation, memory_order_acquire);
+    if (JG_LIKELY(t && t->generation == gen)) return t;
+    if (!t && !(t = create())) return NULL;
+    arm(t, gen);
+    return t;
+}
+
+jg_tls *jg_tls_peek(void) { return jg_tls_ptr; }
+
+void jg_tls_foreach(void (*fn)(jg_tls *t, void *arg), void *arg)
+{
+    uint32_t gen = atomic_load_explicit(&jg_generation, memory_order_relaxed);
+    pthread_mutex_lock(&threads_lock);
+    for (jg_tls *t = live_head; t; t = t->next_all)
+        if (t->generation == gen) fn(t, arg);
+    pthread_mutex_unlock(&threads_lock);
+}
