@@ -1,0 +1,53 @@
+"""
+    Jager
+
+Julia bindings of Jäger, a performance recorder for numerical programs: `@jäger` and
+`@jäger_block` spans recorded by the C core (libjager) with their durations, allocated
+bytes, errors and argument signatures; `JagerLogger` for Julia's logging; W3C trace
+context helpers; and a symbolizer for the Julia frames of recorded stacks.
+
+```julia
+using Jager
+Jager.start(output = "run.jgr")          # or JAGER_OUTPUT=run.jgr
+for i in 1:100
+    @jäger solve!(u)                     # a span per call, named "solve!"
+end
+Jager.summary(); Jager.stop()
+```
+
+libjager is found through `JAGER_LIB`, then the repository's build folders, then the
+install prefix and the system library path. `using Jager` never fails when it is missing:
+the functions then throw a message saying how to point at it.
+"""
+module Jager
+
+using Libdl
+using Logging
+using Printf
+
+export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger
+
+include("lib.jl")
+include("abi.jl")
+include("attrs.jl")
+include("sites.jl")
+include("macros.jl")
+include("lifecycle.jl")
+include("summary.jl")
+include("context.jl")
+include("logger.jl")
+include("symbolize.jl")
+
+# The dispatch sensor (compile events, specialization census, stability verdicts) is
+# optional: it extends NEW_SIGNATURE_HOOKS and STOP_HOOKS when present.
+if isfile(joinpath(@__DIR__, "dispatch.jl"))
+    include("dispatch.jl")
+end
+
+function __init__()
+    load_library!()
+    ENABLED[] = false
+    return nothing
+end
+
+end # module

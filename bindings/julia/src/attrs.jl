@@ -1,0 +1,43 @@
+# attrs.jl — Julia values as jager_attr arrays (for span attributes and log records).
+#
+# Bool → bool, integers that fit Int64 → i64, AbstractFloat → f64, strings and symbols →
+# str; anything else is turned into a string with `string(value)`. The core copies every
+# attribute during the call, so the arrays only have to live while `f` runs.
+
+# A NUL-terminated copy of `s` that C may read up to its first NUL: embedded NULs are
+# written as "\0" so that nothing after them is lost.
+cstr(s::AbstractString) = (t = String(s); occursin('\0', t) ? replace(t, '\0' => "\\0") : t)
+cstr(s) = cstr(string(s))
+
+function attr_of(key::String, @nospecialize(v), keep::Vector{String})
+    if v isa Bool
+        return JagerAttr(pointer(key), ATTR_BOOL, 0, UInt64(v))
+    elseif v isa Integer && typemin(Int64) <= v <= typemax(Int64)
+        return JagerAttr(pointer(key), ATTR_I64, 0, reinterpret(UInt64, Int64(v)))
+    elseif v isa AbstractFloat
+        return JagerAttr(pointer(key), ATTR_F64, 0, reinterpret(UInt64, Float64(v)))
+    else
+        s = v isa AbstractString ? cstr(v) : v isa Symbol ? cstr(String(v)) : cstr(string(v))
+        push!(keep, s)
+        return JagerAttr(pointer(key), ATTR_STR, 0, UInt64(UInt(pointer(s))))
+    end
+end
+
+"""
+    with_attrs(f, pairs)
+
+Call `f(ptr::Ptr{JagerAttr}, n::Int)` with `pairs` (key => value) encoded as jager_attr;
+the pointers stay valid until `f` returns.
+"""
+function with_attrs(f, pairs)
+    keep = String[]
+    attrs = Vector{JagerAttr}(undef, length(pairs))
+    for (i, (k, v)) in enumerate(pairs)
+        key = cstr(k)
+        push!(keep, key)
+        attrs[i] = attr_of(key, v, keep)
+    end
+    GC.@preserve keep attrs begin
+        return f(pointer(attrs), length(attrs))
+    end
+end

@@ -1,0 +1,217 @@
+# lifecycle.jl — start, stop, record, flush.
+
+"""
+Hooks called as `hook()` by [`stop`](@ref) while the core is still recording (before
+`jager_shutdown`), on the task that called `stop`; e.g. the dispatch sensor emits its
+per-signature counts and specialization census here. A hook that throws is reported and
+the others still run.
+"""
+const STOP_HOOKS = Function[]
+
+"""
+Hooks called as `hook()` by [`start`](@ref) right after the core started recording.
+"""
+const START_HOOKS = Function[]
+
+mutable struct Session
+    start_ns::UInt64          # time_ns() at start
+    stop_ns::UInt64           # time_ns() at stop, 0 while recording
+    output::Union{Nothing,String}
+    stats::Vector{Tuple{Site,JagerSiteStat}}   # snapshot taken by stop() for summary()
+end
+const SESSION = Session(0, 0, nothing, Tuple{Site,JagerSiteStat}[])
+
+"True while recording."
+isrecording() = ENABLED[]
+
+function run_hooks(hooks::Vector{Function}, what::String)
+    for h in copy(hooks)
+        try
+            Base.invokelatest(h)
+        catch e
+            @error "Jager: a $what hook failed" hook = h exception = (e, catch_backtrace())
+        end
+    end
+end
+
+const RING_MODES = Dict(:discard => 0, :overwrite => 1)
+
+# `sample` = :all | n::Integer (one in n) | (:interval, ns)
+function set_sample!(cfg::JagerConfig, sample)
+    if sample === :all
+        cfg.sample_mode = 0
+    elseif sample isa Integer && sample >= 1
+        cfg.sample_mode = 1
+        cfg.sample_n = UInt32(sample)
+    elseif sample isa Tuple{Symbol,Integer} && sample[1] === :interval && sample[2] > 0
+        cfg.sample_mode = 2
+        cfg.sample_interval_ns = UInt64(sample[2])
+    else
+        throw(ArgumentError("Jager.start: sample must be :all, a positive integer n (one span in n) " *
+                            "or (:interval, nanoseconds); got $(repr(sample))"))
+    end
+end
+
+"""
+    Jager.start(; output, plugins, plugin_path, filter, ring_bytes, ring_mode, flush_interval_ms,
+                sample, max_threads, quiet, disable, bytes = true, env = true)
+
+Start recording. The configuration starts from the core's defaults plus, when `env` is
+true, the `JAGER_*` environment variables (`JAGER_OUTPUT`, `JAGER_PLUGINS`, …); keyword
+arguments override them: `output` (path of the .jgr file, `"%p"` becomes the pid),
+`plugins` (`"gc,dispatch"` or a vector of names), `ring_mode` (`:discard`/`:overwrite`),
+`sample` (`:all`, `n`, or `(:interval, ns)`), `bytes` (record allocated bytes per span).
+Returns `true` when recording, `false` when the configuration disables recording
+(`JAGER_DISABLE=1`). Throws if already recording, if libjager is missing or if the
+core refuses the configuration (with its message).
+"""
+function start(; output = nothing, plugins = nothing, plugin_path = nothing, filter = nothing,
+               ring_bytes = nothing, ring_mode = nothing, flush_interval_ms = nothing,
+               sample = nothing, max_threads = nothing, quiet = nothing, disable = nothing,
+               bytes::Bool = true, env::Bool = true)
+    require_lib()
+    ENABLED[] && error("Jager.start: already recording; call Jager.stop() first")
+    ccall(:jl_generating_output, Cint, ()) == 0 ||
+        error("Jager.start: not while precompiling (record at run time, e.g. in __init__ or a script)")
+    cfg = JagerConfig()
+    st = ccall((:jager_config_init, LIB), Int32, (Ref{JagerConfig},), cfg)
+    st == OK || error("Jager.start: jager_config_init: ", status_message(st))
+    if env
+        st = ccall((:jager_config_from_env, LIB), Int32, (Ref{JagerConfig},), cfg)
+        st == OK || error("Jager.start: ", status_message(st))
+    end
+    keep = String[] # strings referenced by cfg until jager_init has copied them
+    str!(s) = (c = cstr(s); push!(keep, c); pointer(c))
+    output === nothing || (cfg.output = str!(output))
+    if plugins !== nothing
+        cfg.plugins = str!(plugins isa AbstractString ? plugins : join(string.(plugins), ","))
+    end
+    plugin_path === nothing || (cfg.plugin_path = str!(plugin_path isa AbstractString ? plugin_path : join(plugin_path, ":")))
+    filter === nothing || (cfg.filter = str!(filter isa AbstractString ? filter : join(filter, ",")))
+    ring_bytes === nothing || (cfg.ring_bytes = UInt64(ring_bytes))
+    if ring_mode !== nothing
+        haskey(RING_MODES, ring_mode) || throw(ArgumentError("Jager.start: ring_mode must be :discard or :overwrite"))
+        cfg.ring_mode = RING_MODES[ring_mode]
+    end
+    flush_interval_ms === nothing || (cfg.flush_interval_ms = UInt32(flush_interval_ms))
+    sample === nothing || set_sample!(cfg, sample)
+    max_threads === nothing || (cfg.max_threads = UInt32(max_threads))
+    quiet === nothing || (cfg.quiet = UInt32(quiet))
+    disable === nothing || (cfg.disable = UInt32(disable))
+    out = cfg.output == C_NULL ? nothing : unsafe_string(cfg.output)
+    reset_signatures!()
+    st = GC.@preserve keep cfg ccall((:jager_init, LIB), Int32, (Ref{JagerConfig},), cfg)
+    st == E_DISABLED && return false
+    st == OK || error("Jager.start: ", status_message(st))
+    lock(SITES_LOCK)
+    try
+        for s in SITES # ids survive shutdown/init; the new file needs their modules again
+            describe_site(s, s.id)
+        end
+    finally
+        unlock(SITES_LOCK)
+    end
+    TRACK_BYTES[] = bytes
+    SESSION.start_ns = time_ns()
+    SESSION.stop_ns = 0
+    SESSION.output = out
+    empty!(SESSION.stats)
+    ENABLED[] = true
+    run_hooks(START_HOOKS, "start")
+    return true
+end
+
+"""
+    Jager.stop()
+
+Stop recording: run `STOP_HOOKS`, symbolize the Julia frames of recorded stacks, keep the
+sites' statistics for [`summary`](@ref), then drain, write and close everything
+(`jager_shutdown`). A no-op when not recording.
+"""
+function stop()
+    ENABLED[] || return nothing
+    run_hooks(STOP_HOOKS, "stop")
+    try
+        symbolize!()
+    catch e
+        @error "Jager: symbolizing stacks failed" exception = (e, catch_backtrace())
+    end
+    snapshot_stats!()
+    ENABLED[] = false
+    SESSION.stop_ns = time_ns()
+    ccall((:jager_shutdown, LIB), Cvoid, ())
+    return nothing
+end
+
+"""
+    Jager.record(f; kwargs...)
+
+`start(; kwargs...)`, run `f()`, `stop()` (also when `f` throws); returns `f()`'s value.
+"""
+function record(f; kwargs...)
+    start(; kwargs...)
+    try
+        return f()
+    finally
+        stop()
+    end
+end
+
+"""
+    Jager.flush()
+
+Symbolize new Julia frames, then drain every ring into the sinks and flush them. Call it
+from a Julia task (the symbolizer runs Julia code). Returns `true` when flushed.
+"""
+function flush()
+    ENABLED[] || return false
+    symbolize!()
+    st = ccall((:jager_flush, LIB), Int32, ())
+    st == OK || st == E_STATE || error("Jager.flush: ", status_message(st))
+    return st == OK
+end
+
+"""
+    Jager.stats() -> JagerStat
+
+The core's counters (events emitted, recorded, dropped per reason, spans, …).
+"""
+function stats()
+    require_lib()
+    r = sized(JagerStat)
+    st = ccall((:jager_stats, LIB), Int32, (Ptr{JagerStat},), r)
+    st == OK || error("Jager.stats: ", status_message(st))
+    return r[]
+end
+
+"""
+    Jager.site_stats(site) -> JagerSiteStat or nothing
+
+The core's exact aggregates of a site id (or `Site`), `nothing` if the core has none.
+"""
+function site_stats(id::Integer)
+    require_lib()
+    r = sized(JagerSiteStat)
+    st = ccall((:jager_site_stats, LIB), Int32, (UInt32, Ptr{JagerSiteStat}), UInt32(id), r)
+    st == OK && return r[]
+    st == E_NOTFOUND && return nothing
+    error("Jager.site_stats: ", status_message(st))
+end
+site_stats(s::Site) = s.id == 0 ? nothing : site_stats(s.id)
+
+function snapshot_stats!()
+    empty!(SESSION.stats)
+    lock(SITES_LOCK)
+    sites = try
+        copy(SITES)
+    finally
+        unlock(SITES_LOCK)
+    end
+    seen = Set{UInt32}()
+    for s in sites
+        s.id in seen && continue
+        push!(seen, s.id)
+        r = site_stats(s.id)
+        r === nothing || push!(SESSION.stats, (s, r))
+    end
+end

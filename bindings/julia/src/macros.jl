@@ -1,0 +1,225 @@
+# macros.jl — @jäger, @jäger_block and their ASCII aliases.
+#
+# Each macro is one line calling `span_expr`, which builds the expansion in the style of
+# TimerOutputs' macros: the whole expansion is escaped, its locals are gensyms, and the
+# user's code keeps its own line numbers. The span is made exception-safe with the raw
+# `trycatch`/`tryfinally` expression heads, which, unlike `try … end`, open no new scope,
+# so `@jäger x = f(y)` leaves `x` defined after it. While not recording, the expansion
+# costs one load and one branch (`ENABLED[]`) and runs the user's code unchanged.
+
+"True while recording; the only thing a disabled @jäger looks at."
+const ENABLED = Ref(false)
+
+# ---- recognising the expression ----------------------------------------------------------
+
+# The called function's name for the site: `f`, `Mod.f`, `+`; anything else is shortened.
+function callee_name(f)
+    f isa Symbol && return String(f)
+    if f isa Expr && f.head === :. && length(f.args) == 2 && f.args[2] isa QuoteNode
+        return string(callee_name(f.args[1]), ".", f.args[2].value)
+    end
+    s = string(f)
+    return length(s) > 60 ? first(s, 57) * "..." : s
+end
+
+is_splat(a) = a isa Expr && a.head === :...
+is_kw(a) = a isa Expr && (a.head === :kw || a.head === :parameters)
+
+# A plain call we can instrument argument by argument: positional arguments without
+# splats (keyword arguments are passed through untouched).
+function plain_call(ex)
+    ex isa Expr && ex.head === :call && length(ex.args) >= 1 || return false
+    return !any(is_splat, ex.args[2:end]) &&
+           !any(a -> a isa Expr && a.head === :parameters && any(is_splat, a.args), ex.args[2:end])
+end
+
+# `lhs = call` (an assignment, not a short function definition `f(x) = …`).
+function assigned_call(ex)
+    ex isa Expr && ex.head === :(=) && length(ex.args) == 2 || return false
+    lhs = ex.args[1]
+    lhs isa Expr && lhs.head in (:call, :where) && return false
+    lhs isa Expr && lhs.head === :(::) && lhs.args[1] isa Expr && lhs.args[1].head === :call && return false
+    return plain_call(ex.args[2])
+end
+
+# A name for an expression that is not a plain call (do-blocks, broadcasts, splats…).
+function implied_name(ex)
+    ex isa Expr || return nothing
+    ex.head === :call && return callee_name(ex.args[1])
+    ex.head === :do && return implied_name(ex.args[1])
+    ex.head === :. && length(ex.args) == 2 && ex.args[2] isa Expr && ex.args[2].head === :tuple &&
+        return callee_name(ex.args[1])
+    ex.head === :(=) && length(ex.args) == 2 && return implied_name(ex.args[2])
+    ex.head === :macrocall && return nothing
+    return nothing
+end
+
+# Does the code leave the span by `return`, `break`, `continue` or `@goto`? Then the span
+# must be closed by a `finally`, not only on the normal path. Macros are expanded first so
+# that flow control they generate is seen.
+function leaves_early(ex)
+    ex isa Expr || return false
+    ex.head in (:return, :break, :continue, :symbolicgoto) && return true
+    ex.head in (:function, :->) && return false # a nested function's return is its own
+    ex.head === :(=) && ex.args[1] isa Expr && ex.args[1].head in (:call, :where) && return false
+    return any(leaves_early, ex.args)
+end
+
+# The check runs on a throw-away expansion; the code spliced is the user's, unexpanded.
+function leaves_early_expanded(mod::Module, ex)
+    try
+        return leaves_early(macroexpand(mod, ex))
+    catch
+        return true # cannot tell: take the safe form
+    end
+end
+
+# ---- building the expansion -------------------------------------------------------------
+
+const JagerMod = @__MODULE__
+g(sym::Symbol) = GlobalRef(JagerMod, sym)
+
+function literal_name(name, macroname)
+    name isa String && return name
+    throw(ArgumentError("$macroname: the site name must be a literal string, got `$name` " *
+                        "(sites are registered once per expansion, so names cannot vary)"))
+end
+
+"""
+Build the expansion of `@jäger [name] ex` (block = false) or `@jäger_block name ex`.
+`source` and `mod` are the macro's `__source__` and `__module__`.
+"""
+function span_expr(source::LineNumberNode, mod::Module, args::Tuple, block::Bool, macroname::String)
+    if block
+        length(args) == 2 || throw(ArgumentError("$macroname needs a name and a block: $macroname \"name\" begin … end"))
+        name, ex = literal_name(args[1], macroname), args[2]
+    elseif length(args) == 1
+        ex = args[1]
+        name = assigned_call(ex) ? callee_name(ex.args[2].args[1]) :
+               plain_call(ex) ? callee_name(ex.args[1]) : implied_name(ex)
+        name === nothing && throw(ArgumentError(
+            "$macroname: give a name for an expression that is not a call: $macroname \"name\" expr"))
+    elseif length(args) == 2
+        name, ex = literal_name(args[1], macroname), args[2]
+    else
+        throw(ArgumentError("$macroname takes an expression, optionally preceded by a name"))
+    end
+    file = source.file === nothing ? "" : String(source.file)
+    site = Site(name, mod, file, source.line)
+    if !block && (plain_call(ex) || assigned_call(ex))
+        out = call_expr(source, site, ex)
+    else
+        out = region_expr(source, site, ex, leaves_early_expanded(mod, ex))
+    end
+    return esc(out)
+end
+
+# A call: callee and positional arguments are evaluated once, before the span, into
+# locals; the signature `Tuple{typeof(f), typeof.(args)...}` is constant-folded where the
+# argument types are inferred, so comparing it with the last one is a pointer comparison.
+function call_expr(source, site::Site, ex::Expr)
+    lhs = nothing
+    if ex.head === :(=)
+        lhs, ex = ex.args[1], ex.args[2]
+    end
+    fv = gensym(:f)
+    pre = Any[:(local $fv = $(ex.args[1]))]
+    callargs = Any[]
+    argsyms = Any[]
+    for a in ex.args[2:end]
+        if is_kw(a)
+            push!(callargs, a)
+        else
+            s = gensym(:arg)
+            push!(pre, :(local $s = $a))
+            push!(callargs, s)
+            push!(argsyms, s)
+        end
+    end
+    call = Expr(:call, fv, callargs...)
+    typeof_ = GlobalRef(Core, :Typeof)
+    sig = Expr(:curly, GlobalRef(Core, :Tuple), :($typeof_($fv)), (:($typeof_($s)) for s in argsyms)...)
+    val, v, sp, b0, sg = gensym(:val), gensym(:v), gensym(:span), gensym(:bytes0), gensym(:sig)
+    instrumented = Expr(:block,
+        :(local $sg = $sig),
+        :(local ($sp, $b0) = $(g(:_enter))($site, $sg)),
+        :(local $v),
+        Expr(:trycatch, :($v = $call),
+             Expr(:block, :($(g(:_fail))($site, $sp, $b0, $sg, $(Expr(:the_exception)))),
+                  :($(g(:rethrow))()))),
+        :($(g(:_leave))($sp, $b0)),
+        v)
+    body = Expr(:block, source, pre...,
+        :(local $val = if $(g(:ENABLED))[]
+            $instrumented
+        else
+            $call
+        end))
+    lhs === nothing || push!(body.args, :($lhs = $val))
+    push!(body.args, val)
+    return body
+end
+
+# Any other expression or block: run it inside a span; the user's code appears twice
+# (instrumented and plain) so that the disabled path is the code as written.
+function region_expr(source, site::Site, ex, early::Bool)
+    val, sp, b0, done = gensym(:val), gensym(:span), gensym(:bytes0), gensym(:done)
+    fail = Expr(:block, :($(g(:_fail))($site, $sp, $b0, nothing, $(Expr(:the_exception)))))
+    if early
+        # return/break/continue/@goto: close the span in a finally; _fail closes it on error.
+        push!(fail.args, :($done = true), :($(g(:rethrow))()))
+        guarded = Expr(:tryfinally,
+            Expr(:trycatch, :($val = $ex), fail),
+            :($done || $(g(:_leave))($sp, $b0)))
+        instrumented = Expr(:block,
+            :(local ($sp, $b0) = $(g(:_enter))($site)),
+            :(local $val), :(local $done = false),
+            guarded, val)
+    else
+        push!(fail.args, :($(g(:rethrow))()))
+        instrumented = Expr(:block,
+            :(local ($sp, $b0) = $(g(:_enter))($site)),
+            :(local $val),
+            Expr(:trycatch, :($val = $ex), fail),
+            :($(g(:_leave))($sp, $b0)),
+            val)
+    end
+    return Expr(:block, source,
+        Expr(:if, :($(g(:ENABLED))[]), instrumented, ex))
+end
+
+"""
+    @jäger f(args...)
+    @jäger x = f(args...)
+    @jäger "name" expr
+
+Record a span around a call or an expression. The site (name, module, file, line) is
+registered once, at its first call while recording; the name of `@jäger f(x)` is `"f"`.
+The span records its duration and the bytes Julia allocated inside it. For a call, the
+concrete argument signature is counted per site (see [`signature_counts`](@ref)). An
+exception thrown inside is recorded on the span (type, message, argument signature) and
+rethrown unchanged, with its backtrace. `@jäger x = f(y)` defines `x` in the caller's
+scope. While not recording the cost is one branch.
+"""
+macro jäger(args...)
+    span_expr(__source__, __module__, args, false, "@jäger")
+end
+
+"""
+    @jäger_block "name" begin … end
+
+Record a span around a block; `return`, `break` and `continue` inside close it too.
+"""
+macro jäger_block(args...)
+    span_expr(__source__, __module__, args, true, "@jäger_block")
+end
+
+"ASCII alias of [`@jäger`](@ref)."
+macro jaeger(args...)
+    span_expr(__source__, __module__, args, false, "@jaeger")
+end
+
+"ASCII alias of [`@jäger_block`](@ref)."
+macro jaeger_block(args...)
+    span_expr(__source__, __module__, args, true, "@jaeger_block")
+end

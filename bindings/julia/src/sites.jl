@@ -1,0 +1,290 @@
+# sites.jl — call sites of @jäger: registration, argument signatures and the span's
+# enter/leave/fail steps that the macros' expansions call.
+#
+# One `Site` object is made per macro expansion and spliced into the code as a constant.
+# Its id is registered with the core at the first call made while recording. For call
+# sites, each thread keeps the last argument signature it saw and exact per-signature call
+# counts: the hot path compares the (usually constant-folded) signature type with the
+# last one by pointer, and only another signature takes the locked slow path, which calls
+# `_on_new_signature` for a signature this recording has not seen at this site.
+
+"Per-thread signature state of one site; only its own thread writes it."
+mutable struct SigSlot
+    last::Any              # the last signature type seen on this thread, `nothing` at first
+    idx::Int               # its index in the site's `sigs`
+    counts::Vector{Int}    # calls per signature index on this thread
+end
+SigSlot() = SigSlot(nothing, 0, Int[])
+
+"A @jäger call site (one per macro expansion)."
+mutable struct Site
+    name::String
+    mod::Module
+    file::String
+    line::Int
+    id::UInt32                 # 0 until registered with the core
+    slots::Vector{SigSlot}     # indexed by thread id
+    sigs::Vector{Any}          # signatures seen in this recording, in order of first sight
+end
+Site(name::AbstractString, mod::Module, file::AbstractString, line::Integer) =
+    Site(String(name), mod, String(file), Int(line), UInt32(0), SigSlot[], Any[])
+
+"Guards site registration, `sigs` and the growth of `slots`."
+const SITES_LOCK = ReentrantLock()
+"Every registered Site, in registration order."
+const SITES = Site[]
+
+const HAS_MAXTHREADID = isdefined(Threads, :maxthreadid)
+max_thread_slots() = HAS_MAXTHREADID ? Threads.maxthreadid() : Threads.nthreads()
+
+# Registration happens once per Site, at its first call while recording.
+@noinline function register!(st::Site)
+    lock(SITES_LOCK)
+    try
+        st.id != 0 && return st.id
+        ccall(:jl_generating_output, Cint, ()) == 0 || return UInt32(0)
+        id = ccall((:jager_site_register, LIB), UInt32, (Cstring, Cstring, UInt32),
+                   st.name, st.file, UInt32(clamp(st.line, 0, typemax(UInt32))))
+        id == 0 && return UInt32(0) # the core said why (invalid name): spans stay inert
+        st.slots = [SigSlot() for _ in 1:max_thread_slots()]
+        push!(SITES, st)
+        describe_site(st, id)
+        st.id = id
+        return id
+    finally
+        unlock(SITES_LOCK)
+    end
+end
+
+# The core's site table has (name, file, line); the module goes into the run metadata so
+# that tools can show it (key "julia.site.<id>.module").
+function describe_site(st::Site, id::UInt32)
+    ccall((:jager_metadata_set, LIB), Int32, (Cstring, Cstring),
+          string("julia.site.", id, ".module"), string(st.mod))
+    return
+end
+
+"Forget every signature seen (a new recording starts): the next call of each signature is new again."
+function reset_signatures!()
+    lock(SITES_LOCK)
+    try
+        for st in SITES
+            empty!(st.sigs)
+            for s in st.slots
+                s.last = nothing
+                s.idx = 0
+                empty!(s.counts)
+            end
+        end
+    finally
+        unlock(SITES_LOCK)
+    end
+end
+
+# ---- signatures -------------------------------------------------------------------------
+
+"""
+Hooks called as `hook(site::UInt32, sig::Type)` when a @jäger call site sees an argument
+signature for the first time in the current recording (the dispatch sensor registers one).
+Called on the thread that made the call, outside any lock, before its span begins.
+"""
+const NEW_SIGNATURE_HOOKS = Function[]
+
+"""
+    _on_new_signature(site::UInt32, sig::Type)
+
+Called once per (site, signature) per recording, off the hot path. Runs every hook in
+`NEW_SIGNATURE_HOOKS`; a hook that throws is reported once and removed, so that
+instrumentation never breaks the program.
+"""
+function _on_new_signature(site::UInt32, @nospecialize(sig::Type))
+    i = 1
+    while i <= length(NEW_SIGNATURE_HOOKS)
+        h = NEW_SIGNATURE_HOOKS[i]
+        try
+            Base.invokelatest(h, site, sig)
+            i += 1
+        catch e
+            @error "Jager: a new-signature hook failed and was removed" hook = h exception = (e, catch_backtrace())
+            deleteat!(NEW_SIGNATURE_HOOKS, i)
+        end
+    end
+    return nothing
+end
+
+# The hot path: one pointer comparison against this thread's last signature.
+@inline function count_signature!(st::Site, @nospecialize(sig))
+    slots = st.slots
+    tid = Threads.threadid()
+    if tid <= length(slots)
+        @inbounds slot = slots[tid]
+        if sig === slot.last
+            @inbounds slot.counts[slot.idx] += 1
+            return nothing
+        end
+    end
+    signature_slow!(st, sig, tid)
+    return nothing
+end
+
+@noinline function signature_slow!(st::Site, @nospecialize(sig), tid::Int)
+    isnew = false
+    lock(SITES_LOCK)
+    try
+        if tid > length(st.slots) # a thread the site was not sized for (foreign/adopted)
+            st.slots = vcat(st.slots, [SigSlot() for _ in length(st.slots)+1:tid])
+        end
+        slot = st.slots[tid]
+        idx = 0
+        for (i, s) in enumerate(st.sigs)
+            if s === sig
+                idx = i
+                break
+            end
+        end
+        if idx == 0
+            push!(st.sigs, sig)
+            idx = length(st.sigs)
+            isnew = true
+        end
+        n = length(slot.counts)
+        if n < idx
+            resize!(slot.counts, idx)
+            fill!(view(slot.counts, n+1:idx), 0)
+        end
+        slot.counts[idx] += 1
+        slot.idx = idx
+        slot.last = sig
+    finally
+        unlock(SITES_LOCK)
+    end
+    isnew && _on_new_signature(st.id, sig)
+    return nothing
+end
+
+"""
+    signature_counts(site) -> Vector{Pair{Type,Int}}
+
+The argument signatures seen at a @jäger call site in the current (or last) recording,
+with exact call counts summed over threads, in order of first sight. `site` is a site id
+(`UInt32`/`Integer`) or a `Jager.Site`. Signatures are `Tuple{typeof(f), argtypes...}`.
+"""
+signature_counts(site::Integer) = merge_counts([st for st in sites_with_id(site)])
+signature_counts(st::Site) = merge_counts([st])
+
+function sites_with_id(id::Integer)
+    lock(SITES_LOCK)
+    try
+        return [st for st in SITES if st.id == id]
+    finally
+        unlock(SITES_LOCK)
+    end
+end
+
+function merge_counts(sts::Vector{Site})
+    out = Pair{Type,Int}[]
+    lock(SITES_LOCK)
+    try
+        for st in sts, (i, sig) in enumerate(st.sigs)
+            n = 0
+            for slot in st.slots
+                i <= length(slot.counts) && (n += slot.counts[i])
+            end
+            j = findfirst(p -> p.first === sig, out)
+            if j === nothing
+                push!(out, sig => n)
+            else
+                out[j] = sig => out[j].second + n
+            end
+        end
+    finally
+        unlock(SITES_LOCK)
+    end
+    return out
+end
+
+# ---- enter / leave / fail: what the macro expansions call ---------------------------------
+
+"When true (the default) spans also record the bytes Julia allocated inside them."
+const TRACK_BYTES = Ref(true)
+
+const HAS_GC_BYTES_REF = isdefined(Base, :gc_bytes) && hasmethod(Base.gc_bytes, Tuple{Base.RefValue{Int64}})
+
+# Bytes allocated by this process so far (all threads: Julia keeps one sum). The Ref does
+# not escape, so the compiler keeps it on the stack: reading costs no allocation.
+@inline function gc_total_bytes()
+    @static if HAS_GC_BYTES_REF
+        r = Ref{Int64}(0)
+        Base.gc_bytes(r)
+        return r[]
+    else
+        return Int64(Base.gc_total_bytes(Base.gc_num()))
+    end
+end
+
+@inline function site_id(st::Site)
+    id = st.id
+    id == 0 && (id = register!(st))
+    return id
+end
+
+"Open a span at `st`; returns the span and the byte counter at its start (-1: not tracked)."
+@inline function _enter(st::Site)
+    id = site_id(st)
+    b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
+    sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
+    return sp, b0
+end
+
+"`_enter` for a call site: first count the argument signature `sig`."
+@inline function _enter(st::Site, @nospecialize(sig))
+    id = site_id(st)
+    id != 0 && count_signature!(st, sig)
+    b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
+    sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
+    return sp, b0
+end
+
+"Close a span opened by `_enter`."
+@inline function _leave(sp::JagerSpan, b0::Int64)
+    if b0 >= 0
+        b = gc_total_bytes() - b0
+        ccall((:jager_span_end_bytes, LIB), Cvoid, (JagerSpan, UInt64), sp, UInt64(max(b, 0)))
+    else
+        ccall((:jager_span_end, LIB), Cvoid, (JagerSpan,), sp)
+    end
+    return nothing
+end
+
+const MAX_ERROR_CHARS = 4000
+
+"""
+Record the exception `exc` thrown inside span `sp` (its type, message, the call's
+argument signature `sig` or `nothing`, the site) and close the span. Never throws: the
+caller rethrows the user's exception unchanged right after.
+"""
+@noinline function _fail(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), @nospecialize(exc))
+    try
+        T = string(typeof(exc))
+        msg = try
+            sprint(showerror, exc)
+        catch
+            "(showerror failed)"
+        end
+        length(msg) > MAX_ERROR_CHARS && (msg = first(msg, MAX_ERROR_CHARS) * "…")
+        sigstr = sig === nothing ? "" : string(sig)
+        attrs = Pair{String,Any}["exception.type" => T, "exception.message" => msg,
+                                 "code.function" => st.name, "code.namespace" => string(st.mod),
+                                 "code.filepath" => st.file, "code.lineno" => st.line]
+        isempty(sigstr) || push!(attrs, "code.signature" => sigstr)
+        with_attrs(attrs) do a, n
+            ccall((:jager_span_set_attrs, LIB), Cvoid, (JagerSpan, Ptr{JagerAttr}, Csize_t), sp, a, n)
+        end
+        full = isempty(sigstr) ? string(T, ": ", msg) : string(T, ": ", msg, " [", sigstr, "]")
+        ccall((:jager_span_error, LIB), Cvoid, (JagerSpan, Cstring), sp, replace(full, '\0' => "\\0"))
+    catch
+        # Recording must never mask the user's exception.
+    end
+    _leave(sp, b0)
+    return nothing
+end

@@ -1,0 +1,57 @@
+# symbolize.jl — names for the Julia (JIT) frames of stacks the core recorded.
+#
+# Plugins (the GC plugin above all) capture raw return addresses in C, where Julia code
+# must not run. The core names the addresses that dladdr can; the rest are pulled here,
+# from a Julia task, looked up with Base.StackTraces.lookup and handed back with
+# jager_symbol_add. Lookups are slow for some sysimage frames (milliseconds), so each
+# address is looked up once per process.
+
+const SYMBOL_CACHE = Dict{UInt64,Vector{Base.StackTraces.StackFrame}}()
+const SYMBOL_LOCK = ReentrantLock()
+
+# The frames of return address `ip`, outermost (the function whose machine code holds
+# the address) first, then the frames inlined into it. StackTraces.lookup returns them
+# innermost first, so they are reversed.
+function frames_of(ip::UInt64)
+    lock(SYMBOL_LOCK)
+    try
+        return get!(SYMBOL_CACHE, ip) do
+            # Return addresses point after the call: ip - 1 lies inside it.
+            reverse(Base.StackTraces.lookup(Ptr{Cvoid}(ip - 1)))
+        end
+    finally
+        unlock(SYMBOL_LOCK)
+    end
+end
+
+frame_func(fr) = (s = string(fr.func); isempty(s) ? "??" : s)
+
+"""
+    Jager.symbolize!() -> Int
+
+Resolve every stack address the core could not name (JIT-compiled Julia code) and add
+its source frames, inlined ones included. Runs at `Jager.stop()` and `Jager.flush()`;
+call it from a Julia task, never from a C callback. Returns the number of addresses
+resolved.
+"""
+function symbolize!()
+    ENABLED[] || return 0
+    buf = Vector{UInt64}(undef, 512)
+    total = 0
+    while true
+        n = Int(ccall((:jager_symbols_unresolved, LIB), Csize_t, (Ptr{UInt64}, Csize_t), buf, length(buf)))
+        for i in 1:n
+            ip = buf[i]
+            ip == 0 && continue
+            for (depth, fr) in enumerate(frames_of(ip))
+                st = ccall((:jager_symbol_add, LIB), Int32, (UInt64, UInt32, Cstring, Cstring, UInt32),
+                           ip, UInt32(depth - 1), cstr(frame_func(fr)), cstr(string(fr.file)),
+                           UInt32(clamp(fr.line, 0, typemax(UInt32))))
+                st == OK || error("Jager.symbolize!: jager_symbol_add: ", status_message(st))
+            end
+        end
+        total += n
+        n < length(buf) && break
+    end
+    return total
+end
