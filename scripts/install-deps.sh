@@ -17,6 +17,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Node.js 20 and npm come with the machine image (Debian's npm package conflicts with it);
+# fall back to Debian's nodejs when there is none.
+if ! command -v node >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+
 if [ -f "$root/tests/peers/package.json" ]; then
   if [ ! -d "$root/tests/peers/node_modules" ] || [ "$root/tests/peers/package.json" -nt "$root/tests/peers/node_modules/.installed" ]; then
     echo "install-deps: npm install (tests/peers)"
