@@ -104,7 +104,8 @@ static jager_status host_stack_get(jager_stack_id id, const uint64_t **ips, uint
 static uint32_t host_open_sites(jager_site *out, uint32_t cap)
 {
     jg_tls *t = jg_tls_peek();
-    if (!t || !out) return 0;
+    /* A state not re-armed since the last jager_init() holds a finished run's stack. */
+    if (!t || !out || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed)) return 0;
     uint32_t depth = t->depth < JG_MAX_DEPTH ? t->depth : JG_MAX_DEPTH;
     uint32_t n = depth < cap ? depth : cap;
     for (uint32_t i = 0; i < n; i++) out[i] = t->stack_site[depth - 1 - i];

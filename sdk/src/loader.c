@@ -391,6 +391,10 @@ void jg_plugins_flush(void)
 void jg_plugins_stop(void)
 {
     uint32_t n = atomic_load_explicit(&nplugins, memory_order_acquire);
+    if (n == 0) return;
+    /* Drain first (plugins get their flush): a plugin's sink then has seen every event
+     * recorded before jager_shutdown() when its stop writes a summary from it. */
+    jg_collector_flush();
     for (uint32_t i = 0; i < n; i++) {
         jager_plugin_handle *h = plugins[i];
         /* Marked stopped under the lock: a flush already running finishes first, and none
