@@ -31,6 +31,7 @@
 
 #include "jager.h"
 #include "jager_plugin.h"
+#include "jager_reader.h"
 
 #define JG_HIDDEN __attribute__((visibility("hidden")))
 #define JG_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -70,7 +70,7 @@ static void meta_git(void)
     char dir[PATH_MAX];
     if (!getcwd(dir, sizeof dir - 16)) return;
     for (;;) {
-        char path[PATH_MAX + 32], head[256];
+        char path[PATH_MAX + 600], head[256];
         snprintf(path, sizeof path, "%s/.git/HEAD", dir);
         if (read_line(path, head, sizeof head) == 0) {
             if (strncmp(head, "ref: ", 5) != 0) {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
