@@ -57,6 +57,7 @@ typedef struct hunt_finding {
     uint32_t nevidence;
     char *details[HUNT_MAX_DETAILS]; /**< extra lines: trigger stacks, signatures, call chain */
     uint32_t ndetails;
+    char *owned_func;        /**< private: storage behind func when the model has no such string */
 } hunt_finding;
 
 /** Knobs (defaults in docs/hunt.md). */

@@ -428,6 +428,7 @@ static void resolve_role(jm_model *m, uint16_t type)
     p->role[type] = JM_ROLE_OTHER;
     const jager_type_desc *d = jager_reader_type(m->reader, type);
     if (!d || !d->name) return;
+    if (!strncmp(d->name, "gc.", 3) || !strncmp(d->name, "dispatch.", 9)) p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
         if (strcmp(d->name, role_defs[i].name) != 0) continue;
         int role = role_defs[i].role;
@@ -528,7 +529,7 @@ static void add_plugin(jm_model *m, const jager_event *ev)
     const jager_rec_plugin *rec = (const jager_rec_plugin *)ev->rec;
     if (p->role[ev->type] == JM_ROLE_UNRESOLVED) resolve_role(m, ev->type);
     int R = p->role[ev->type];
-    if (R == JM_ROLE_OTHER) return;
+    if (R == JM_ROLE_OTHER || R == JM_ROLE_FAMILIAR) return;
     if (rec->h.words < 2) {
         m->malformed++;
         return;

@@ -104,6 +104,8 @@ uint32_t jm_tree_children_sorted(const jm_tree *t, uint32_t node, uint32_t *out,
 /* ------------------------------------------------------------------------------------ */
 /* Sites                                                                                 */
 
+#define JM_TAIL_FACTOR 4
+
 /** Everything known about one site. Index m->sites by site id (dense from 1; [0] unused). */
 typedef struct jm_site {
     jager_site id;
@@ -115,6 +117,10 @@ typedef struct jm_site {
     double mean_ns;
     uint64_t p50_ns, p90_ns, p99_ns;
     uint64_t bytes, errors;
+    /* The slow tail, from the log histogram (STATS, else events): calls at least
+     * JM_TAIL_FACTOR × the median, and the time they took beyond the median. */
+    uint64_t tail_calls;
+    double tail_excess_ns;
     /* From the span events (sampling may make these smaller than the exact totals). */
     uint64_t ev_calls, ev_total_ns;
     uint64_t self_ns;       /**< exclusive time summed over every tree node of this site */
@@ -344,5 +350,14 @@ int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *
 
 /** Name of a log severity bucket JM_SEV_* ("trace" … "fatal"). */
 const char *jm_sev_name(int bucket);
+
+/**
+ * \brief Make \p s safe and tidy for a terminal: control bytes (C0, DEL, C1, ESC
+ *        sequences) become "\xNN", invalid UTF-8 bytes become "?", and text wider than
+ *        \p cols code points is cut with "…" (cols 0: no limit). Writes a NUL-terminated
+ *        result into \p buf (always, cut to fit \p size).
+ * \return the number of display columns written (code points, one each).
+ */
+uint32_t jm_text_fit(char *buf, size_t size, const char *s, uint32_t cols);
 
 #endif

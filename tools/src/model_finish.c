@@ -89,6 +89,21 @@ static uint64_t hist_quantile(const jm_priv *p, const uint64_t *hist, uint64_t c
     return hi;
 }
 
+/* The slow tail: calls in buckets at least JM_TAIL_FACTOR × the median (bucket middles). */
+static void tail(const jm_priv *p, jm_site *s, const uint64_t *hist)
+{
+    if (!hist || !s->p50_ns) return;
+    uint64_t cut = s->p50_ns * JM_TAIL_FACTOR;
+    for (uint32_t b = 0; b < JAGER_HIST_BUCKETS; b++) {
+        if (!hist[b] || p->hist_lower[b] < cut) continue;
+        uint64_t lo = p->hist_lower[b], hi = b + 1 < JAGER_HIST_BUCKETS ? p->hist_lower[b + 1] : lo;
+        double mid = (double)lo + (double)(hi - lo) / 2.0;
+        if (mid > (double)s->max_ns && s->max_ns >= lo) mid = (double)s->max_ns;
+        s->tail_calls += hist[b];
+        s->tail_excess_ns += (double)hist[b] * (mid - (double)s->p50_ns);
+    }
+}
+
 /* Self time and outermost (recursion-free) inclusive time of each site, from the merged tree. */
 static int tree_site_times(jm_model *m)
 {
@@ -173,6 +188,8 @@ static int build_sites(jm_model *m)
             s->p90_ns = hist_quantile(p, a->hist, a->calls, 0.90, s->min_ns, s->max_ns);
             s->p99_ns = hist_quantile(p, a->hist, a->calls, 0.99, s->min_ns, s->max_ns);
         }
+        const uint64_t *hist = s->exact ? st.hist : a ? a->hist : NULL;
+        tail(p, s, hist);
         s->mean_ns = s->calls ? (double)s->total_ns / (double)s->calls : 0;
         if (a && m->gc.has_site_time && (a->site_time_gc_ns || a->site_time_pauses)) {
             s->gc_ns = a->site_time_gc_ns;

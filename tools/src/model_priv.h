@@ -97,6 +97,7 @@ typedef struct jm_site_acc {
 enum jm_role {
     JM_ROLE_UNRESOLVED = 0,
     JM_ROLE_OTHER,
+    JM_ROLE_FAMILIAR, /* a gc.* / dispatch.* type the model needs nothing from (e.g. dispatch.summary) */
     JM_ROLE_GC_PAUSE,
     JM_ROLE_GC_SITE_TIME,
     JM_ROLE_SIGNATURE,

@@ -1,5 +1,6 @@
 /* model_query.c — lookups on a finished model: sites by id, display names, and the frame
  * that names a GC trigger stack for people (the program's frame, not the allocator's). */
+#include <stdio.h>
 #include <string.h>
 
 #include "model.h"
@@ -78,4 +79,68 @@ const char *jm_sev_name(int bucket)
 {
     static const char *const names[JM_SEV_COUNT] = {"trace", "debug", "info", "warn", "error", "fatal"};
     return bucket >= 0 && bucket < JM_SEV_COUNT ? names[bucket] : "?";
+}
+
+/* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0], min;
+    size_t len;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; c &= 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; c &= 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; c &= 0x07; }
+    else return 0;
+    if (len > n) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+    if (c >= 0x80 && c < 0xA0) return 0; /* C1 controls: treated like invalid bytes */
+    return len;
+}
+
+uint32_t jm_text_fit(char *buf, size_t size, const char *s, uint32_t cols)
+{
+    if (!size) return 0;
+    size_t o = 0;
+    uint32_t w = 0;
+    if (!s) s = "";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        char piece[8];
+        size_t plen;
+        size_t l = utf8_seq(p + i, n - i);
+        if (!l) {
+            piece[0] = '?';
+            plen = 1;
+            l = 1;
+        } else if (l == 1 && (p[i] < 0x20 || p[i] == 0x7f)) {
+            plen = (size_t)snprintf(piece, sizeof piece, "\\x%02x", p[i]);
+        } else {
+            memcpy(piece, p + i, l);
+            plen = l;
+        }
+        uint32_t pw = (l == 1 && plen > 1) ? (uint32_t)plen : 1;
+        /* Cut when this piece would not fit, keeping one column for the ellipsis when
+         * more text follows. */
+        int last = i + l >= n;
+        if (cols && (last ? w + pw > cols : w + pw >= cols)) {
+            if (o + 3 < size) {
+                memcpy(buf + o, "\xE2\x80\xA6", 3);
+                o += 3;
+                w++;
+            }
+            break;
+        }
+        if (o + plen >= size) break;
+        memcpy(buf + o, piece, plen);
+        o += plen;
+        w += pw;
+        i += l;
+    }
+    buf[o] = 0;
+    return w;
 }

@@ -183,6 +183,6 @@ uint32_t jm_tree_children_sorted(const jm_tree *t, uint32_t node, uint32_t *out,
     }
     uint32_t k = n < cap ? n : cap;
     sort_nodes = t->nodes;
-    qsort(out, k, sizeof *out, by_incl_desc);
+    if (k > 1) qsort(out, k, sizeof *out, by_incl_desc);
     return n;
 }

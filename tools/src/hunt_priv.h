@@ -1,0 +1,44 @@
+/* hunt_priv.h — what the rule files share: a growing list of findings and small helpers.
+ * Thresholds live next to the rule that uses them and are explained in docs/hunt.md. */
+#ifndef JAGER_TOOLS_HUNT_PRIV_H
+#define JAGER_TOOLS_HUNT_PRIV_H
+
+#include "hunt_rules.h"
+
+typedef struct hunt_list {
+    hunt_finding *items;
+    size_t n, cap;
+    int oom;
+} hunt_list;
+
+/** A new zeroed finding at the end of \p l, or NULL (l->oom set). */
+hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_ns, const jm_model *m);
+/** Set the finding's location to a site. */
+void hunt_at_site(hunt_finding *f, const jm_model *m, jager_site site);
+/** printf into an owned string (NULL on OOM, which also sets l->oom). */
+char *hunt_fmt(hunt_list *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** Append one evidence number. */
+void hunt_ev(hunt_finding *f, const char *key, double value, const char *unit);
+/** Append a detail line (printf). */
+void hunt_detail(hunt_list *l, hunt_finding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/** Time of a site not counted twice under recursion (outermost spans), else its total. */
+double hunt_site_time(const jm_site *s);
+/** 1 if some span of site \p inner ran inside a span of site \p outer (merged tree). */
+int hunt_site_under(const jm_model *m, jager_site inner, jager_site outer);
+/** "1.23 s" etc. into a caller buffer. */
+const char *hunt_ns(char *buf, size_t size, double ns);
+
+/* The rules, one per concern (hunt_rules_time.c, hunt_rules_julia.c). */
+void hunt_rule_slow_regions(const jm_model *m, hunt_list *l);
+void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l);
+void hunt_rule_allocations(const jm_model *m, hunt_list *l);
+void hunt_rule_exceptions(const jm_model *m, hunt_list *l);
+void hunt_rule_dropped(const jm_model *m, hunt_list *l);
+void hunt_rule_plugin_events(const jm_model *m, hunt_list *l);
+void hunt_rule_type_instability(const jm_model *m, hunt_list *l);
+void hunt_rule_dispatch_diversity(const jm_model *m, hunt_list *l);
+void hunt_rule_specializations(const jm_model *m, hunt_list *l);
+void hunt_rule_compile_time(const jm_model *m, hunt_list *l);
+
+#endif

@@ -1,0 +1,191 @@
+/* hunt_rules.c — running the rules, ranking and freeing findings, and the helpers the
+ * rule files share (hunt_priv.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hunt_priv.h"
+#include "toolutil.h"
+
+static const char *const kind_names[HUNT_KIND_COUNT] = {
+    "slow_region", "gc_pressure", "allocation_hotspot", "type_instability", "dispatch_diversity",
+    "specialization_explosion", "compile_time", "exception_hotspot", "dropped_events", "plugin_events",
+};
+
+const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_names[k] : "unknown"; }
+
+void hunt_options_default(hunt_options *o) { o->min_pct = 1.0; }
+
+hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_ns, const jm_model *m)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        hunt_finding *p = realloc(l->items, cap * sizeof *p);
+        if (!p) {
+            l->oom = 1;
+            return NULL;
+        }
+        l->items = p;
+        l->cap = cap;
+    }
+    hunt_finding *f = &l->items[l->n++];
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->severity = severity;
+    f->cost_ns = cost_ns;
+    f->pct_of_run = cost_ns > 0 && m->run_ns ? cost_ns / (double)m->run_ns * 100.0 : 0;
+    f->func = "";
+    f->file = "";
+    return f;
+}
+
+void hunt_at_site(hunt_finding *f, const jm_model *m, jager_site site)
+{
+    const jm_site *s = jm_site_get(m, site);
+    f->site = s ? site : 0;
+    f->func = s ? s->name : "";
+    f->file = s ? s->file : "";
+    f->line = s ? s->line : 0;
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n < 0) return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *hunt_fmt(hunt_list *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = vfmt(fmt, ap);
+    va_end(ap);
+    if (!s) l->oom = 1;
+    return s;
+}
+
+void hunt_ev(hunt_finding *f, const char *key, double value, const char *unit)
+{
+    if (f->nevidence < HUNT_MAX_EVIDENCE) f->evidence[f->nevidence++] = (hunt_evidence){key, value, unit};
+}
+
+void hunt_detail(hunt_list *l, hunt_finding *f, const char *fmt, ...)
+{
+    if (f->ndetails >= HUNT_MAX_DETAILS) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = vfmt(fmt, ap);
+    va_end(ap);
+    if (!s) {
+        l->oom = 1;
+        return;
+    }
+    f->details[f->ndetails++] = s;
+}
+
+double hunt_site_time(const jm_site *s)
+{
+    /* top_ns comes from span events (possibly sampled); scale it to the exact total. */
+    if (s->top_ns && s->ev_total_ns && s->total_ns >= s->ev_total_ns)
+        return (double)s->top_ns * ((double)s->total_ns / (double)s->ev_total_ns);
+    return (double)s->total_ns;
+}
+
+int hunt_site_under(const jm_model *m, jager_site inner, jager_site outer)
+{
+    const jm_tree *t = &m->merged;
+    for (uint32_t i = 1; i < t->count; i++) {
+        if (t->nodes[i].site != inner) continue;
+        for (uint32_t p = t->nodes[i].parent, hops = 0; p != JM_NONE && p != 0 && hops < 4096;
+             p = t->nodes[p].parent, hops++)
+            if (t->nodes[p].site == outer) return 1;
+    }
+    return 0;
+}
+
+const char *hunt_ns(char *buf, size_t size, double ns) { return tu_fmt_ns(buf, size, ns); }
+
+/* Warnings about the recording first, then cost (unknown cost last), generic notes at the end. */
+static int rank_group(const hunt_finding *f)
+{
+    if (f->kind == HUNT_DROPPED_EVENTS) return 0;
+    if (f->kind == HUNT_PLUGIN_EVENTS) return 3;
+    return f->cost_ns >= 0 ? 1 : 2;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const hunt_finding *x = a, *y = b;
+    int gx = rank_group(x), gy = rank_group(y);
+    if (gx != gy) return gx < gy ? -1 : 1;
+    if (x->cost_ns != y->cost_ns) return x->cost_ns < y->cost_ns ? 1 : -1;
+    if (x->severity != y->severity) return x->severity < y->severity ? 1 : -1;
+    return strcmp(x->title ? x->title : "", y->title ? y->title : "");
+}
+
+static void finding_free(hunt_finding *f)
+{
+    free(f->title);
+    free(f->hint);
+    free(f->owned_func);
+    for (uint32_t i = 0; i < f->ndetails; i++) free(f->details[i]);
+}
+
+int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_t *n)
+{
+    hunt_options def;
+    if (!o) {
+        hunt_options_default(&def);
+        o = &def;
+    }
+    *out = NULL;
+    *n = 0;
+    hunt_list l = {0};
+    hunt_rule_dropped(m, &l);
+    hunt_rule_slow_regions(m, &l);
+    hunt_rule_gc_pressure(m, &l);
+    hunt_rule_allocations(m, &l);
+    hunt_rule_exceptions(m, &l);
+    hunt_rule_type_instability(m, &l);
+    hunt_rule_dispatch_diversity(m, &l);
+    hunt_rule_specializations(m, &l);
+    hunt_rule_compile_time(m, &l);
+    hunt_rule_plugin_events(m, &l);
+    for (size_t i = 0; i < l.n; i++)
+        if (!l.items[i].title || !l.items[i].hint) l.oom = 1;
+    if (l.oom) {
+        hunt_free(l.items, l.n);
+        return -1;
+    }
+    /* Drop what costs less than min_pct of the run (findings of unknown cost stay). */
+    size_t k = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        hunt_finding *f = &l.items[i];
+        int keep = f->kind == HUNT_DROPPED_EVENTS || f->kind == HUNT_PLUGIN_EVENTS || f->cost_ns < 0 ||
+                   f->pct_of_run >= o->min_pct;
+        if (keep) l.items[k++] = *f;
+        else finding_free(f);
+    }
+    if (k > 1) qsort(l.items, k, sizeof *l.items, by_rank);
+    *out = l.items;
+    *n = k;
+    if (!k) {
+        free(l.items);
+        *out = NULL;
+    }
+    return 0;
+}
+
+void hunt_free(hunt_finding *f, size_t n)
+{
+    if (!f) return;
+    for (size_t i = 0; i < n; i++) finding_free(&f[i]);
+    free(f);
+}

@@ -1,0 +1,293 @@
+/* hunt_rules_julia.c — rules on the Julia dispatch telemetry (dispatch.* events): type
+ * instability, dispatch diversity, specialization explosion, compile time. Thresholds and
+ * reasoning: docs/hunt.md. */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hunt_priv.h"
+
+#define DIVERSITY_MIN_SIGNATURES 4  /* Julia union-splits up to 4 types (max_methods); beyond, dispatch is dynamic */
+#define SPECS_MIN_COUNT 16          /* specializations of one method */
+#define COMPILE_MIN_SHARE 0.10      /* ≥ 10% of the run compiling */
+
+/* ---- signature strings: "Tuple{typeof(f), Float64, Vector{Int64}}" ---- */
+
+/* The \p k-th top-level parameter of a Tuple{...} signature into buf; 0 if absent. */
+static int sig_param(const char *sig, uint32_t k, char *buf, size_t size)
+{
+    const char *p = strchr(sig, '{');
+    if (!p) return 0;
+    p++;
+    uint32_t idx = 0;
+    int depth = 0;
+    const char *start = p;
+    for (; *p; p++) {
+        char c = *p;
+        if (c == '{' || c == '(' || c == '[') depth++;
+        else if ((c == '}' || c == ')' || c == ']') && depth > 0) depth--;
+        else if ((c == ',' || c == '}') && depth == 0) {
+            if (idx == k) {
+                while (*start == ' ') start++;
+                size_t n = (size_t)(p - start);
+                if (n >= size) n = size - 1;
+                memcpy(buf, start, n);
+                buf[n] = 0;
+                return 1;
+            }
+            idx++;
+            start = p + 1;
+            if (c == '}') return 0;
+        }
+    }
+    return 0;
+}
+
+/* "Float32 and Float64": the distinct values of the first parameter where the site's
+ * signatures differ. \return the number of distinct values (0: no difference found). */
+static uint32_t sig_difference(const jm_model *m, const jm_site *s, char *out, size_t size)
+{
+    out[0] = 0;
+    if (s->sig_count < 2) return 0;
+    const jm_signature *g = &m->signatures[s->sig_first];
+    for (uint32_t k = 1; k < 32; k++) {
+        char first[128];
+        if (!sig_param(g[0].signature, k, first, sizeof first)) return 0;
+        char seen[4][128];
+        uint32_t nseen = 0, differs = 0;
+        for (uint32_t i = 0; i < s->sig_count; i++) {
+            char v[128];
+            if (!sig_param(g[i].signature, k, v, sizeof v)) continue;
+            if (strcmp(v, first)) differs = 1;
+            uint32_t j = 0;
+            while (j < nseen && strcmp(seen[j], v)) j++;
+            if (j == nseen && nseen < 4) memcpy(seen[nseen++], v, sizeof v);
+        }
+        if (!differs) continue;
+        size_t o = 0;
+        for (uint32_t j = 0; j < nseen && o < size; j++) {
+            const char *sep = j == 0 ? "" : j + 1 == nseen && s->sig_count <= 4 ? " and " : ", ";
+            int w = snprintf(out + o, size - o, "%s%s", sep, seen[j]);
+            if (w > 0) o += (size_t)w;
+        }
+        if (s->sig_count > 4 && o < size) snprintf(out + o, size - o, " …");
+        return nseen;
+    }
+    return 0;
+}
+
+/* The fix that matches an instability's kind. */
+static const char *instability_fix(uint64_t flags, const char *reason, const char **hint)
+{
+    int field_access = reason && strstr(reason, "::") && strchr(reason, '.') && strchr(reason, '.') < strstr(reason, "::");
+    if (flags & 4) {
+        *hint = "A variable captured by a closure is reassigned, so Julia boxes it (Core.Box) and every use is "
+                "dynamic: don't reassign captured variables, or bind them with `let x = x ... end`.";
+        return "avoid reassigning the captured variable";
+    }
+    if ((flags & 1) && field_access) {
+        *hint = "A struct field has an abstract type (e.g. `weight::Real`), so every access dispatches at runtime: "
+                "make the field concrete or parametrise the struct (`struct P{T<:Real}; weight::T; end`).";
+        return "make the field concrete";
+    }
+    if (flags & 2) {
+        *hint = "A variable changes type inside the loop (e.g. an accumulator initialised with `0` then given "
+                "Float64 values): initialise it with the type it will hold (`zero(eltype(x))`, `0.0`).";
+        return "give the variable one type from the start";
+    }
+    if (flags & 1) {
+        *hint = "Calls whose argument types cannot be inferred are resolved at runtime on every call: make the "
+                "types inferable (concrete containers and fields, no type-changing variables) or move the hot "
+                "loop behind a function barrier that receives concretely typed arguments.";
+        return "make the argument types inferable";
+    }
+    *hint = "The return type depends on runtime values: make it depend only on argument types (return the same "
+            "type on every branch), so callers can be compiled for it.";
+    return "make the return type depend only on argument types";
+}
+
+static void instability_for_site(const jm_model *m, hunt_list *l, jager_site site, const jm_instability *u, uint32_t n)
+{
+    const jm_site *s = jm_site_get(m, site);
+    uint64_t flags = 0;
+    const jm_instability *lead = &u[0];
+    for (uint32_t i = 0; i < n; i++) {
+        flags |= u[i].flags;
+        if (!*lead->reason && *u[i].reason) lead = &u[i];
+    }
+    double cost = s ? hunt_site_time(s) : -1;
+    if (s && cost <= 0) cost = -1;
+    hunt_finding *f = hunt_add(l, HUNT_TYPE_INSTABILITY, 2, cost, m);
+    if (!f) return;
+    if (s) hunt_at_site(f, m, site);
+    const char *hint = NULL;
+    const char *fix = instability_fix(flags, lead->reason, &hint);
+    char seen[300] = "", share[64] = "", reason[300];
+    jm_text_fit(reason, sizeof reason, *lead->reason ? lead->reason : "unstable signature", 160);
+    if (s && sig_difference(m, s, seen, sizeof seen) > 1) {
+        size_t k = strlen(seen);
+        snprintf(seen + k, sizeof seen - k, " seen");
+    }
+    if (cost > 0) snprintf(share, sizeof share, "%.0f%% of the run", f->pct_of_run);
+    f->title = hunt_fmt(l, "type instability in `%s`: %s%s%s%s%s — %s", s ? s->name : "(uninstrumented code)", reason,
+                        *share ? ", " : "", share, *seen ? ", " : "", seen, fix);
+    f->hint = hunt_fmt(l, "%s", hint);
+    hunt_ev(f, "flags", (double)flags, "");
+    hunt_ev(f, "unstable_signatures", (double)n, "count");
+    if (s) {
+        hunt_ev(f, "calls", (double)s->calls, "count");
+        hunt_ev(f, "region_ns", cost, "ns");
+        hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
+        hunt_ev(f, "signatures", (double)s->sig_count, "count");
+    }
+    for (uint32_t i = 0; i < n && i < 3; i++) {
+        if (*u[i].chain) hunt_detail(l, f, "call chain: %s", u[i].chain);
+        hunt_detail(l, f, "unstable signature: %s%s%s", u[i].signature, *u[i].reason ? " — " : "", u[i].reason);
+    }
+    for (uint32_t i = 0; s && i < s->sig_count && f->ndetails < HUNT_MAX_DETAILS; i++)
+        hunt_detail(l, f, "seen: %s x%llu", m->signatures[s->sig_first + i].signature,
+                    (unsigned long long)m->signatures[s->sig_first + i].calls);
+}
+
+void hunt_rule_type_instability(const jm_model *m, hunt_list *l)
+{
+    /* Instabilities are sorted by site: one finding per site. */
+    for (uint32_t i = 0; i < m->ninstabilities;) {
+        uint32_t j = i;
+        while (j < m->ninstabilities && m->instabilities[j].site == m->instabilities[i].site) j++;
+        uint32_t any = 0;
+        for (uint32_t k = i; k < j; k++) any |= m->instabilities[k].flags != 0;
+        if (any) instability_for_site(m, l, m->instabilities[i].site, &m->instabilities[i], j - i);
+        i = j;
+    }
+}
+
+void hunt_rule_dispatch_diversity(const jm_model *m, hunt_list *l)
+{
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        const jm_site *s = &m->sites[id];
+        if (s->sig_count < DIVERSITY_MIN_SIGNATURES) continue;
+        const jm_signature *g = &m->signatures[s->sig_first];
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < s->sig_count; i++) total += g[i].calls;
+        /* Calls that did not take the dominant signature pay for the variety. */
+        double other = total ? 1.0 - (double)g[0].calls / (double)total : 1.0 - 1.0 / s->sig_count;
+        double t = hunt_site_time(s);
+        double cost = t > 0 ? t * other : -1;
+        hunt_finding *f = hunt_add(l, HUNT_DISPATCH_DIVERSITY, 1, cost, m);
+        if (!f) return;
+        hunt_at_site(f, m, id);
+        char seen[300];
+        sig_difference(m, s, seen, sizeof seen);
+        f->title = hunt_fmt(l, "dispatch diversity in `%s`: called with %u argument signatures%s%s%s", s->name,
+                            s->sig_count, *seen ? " (" : "", seen, *seen ? ")" : "");
+        f->hint = hunt_fmt(l, "Each signature compiles its own specialization, and callers that see more than a few "
+                              "types dispatch at runtime: convert inputs to one type where they enter (`float(x)`, "
+                              "`convert(T, x)`), or mark arguments `@nospecialize` when the work does not depend on "
+                              "their type.");
+        hunt_ev(f, "signatures", (double)s->sig_count, "count");
+        hunt_ev(f, "calls", (double)total, "count");
+        hunt_ev(f, "dominant_share_pct", total ? 100.0 * (double)g[0].calls / (double)total : 0, "%");
+        if (t > 0) hunt_ev(f, "region_ns", t, "ns");
+        for (uint32_t i = 0; i < s->sig_count && f->ndetails < HUNT_MAX_DETAILS; i++)
+            hunt_detail(l, f, "%s x%llu", g[i].signature, (unsigned long long)g[i].calls);
+    }
+}
+
+/* "f(x::Val) in Main at file:line" → "f"; module "Main". */
+static void method_name(const char *method, char *name, size_t size, char *module, size_t msize)
+{
+    size_t n = strcspn(method, "(");
+    if (n >= size) n = size - 1;
+    memcpy(name, method, n);
+    name[n] = 0;
+    module[0] = 0;
+    const char *in = strstr(method, ") in ");
+    if (in) {
+        in += 5;
+        size_t k = strcspn(in, " ");
+        if (k >= msize) k = msize - 1;
+        memcpy(module, in, k);
+        module[k] = 0;
+    }
+}
+
+/* Compile time spent on signatures of function \p name ("typeof(name)" or "typeof(Mod.name)"). */
+static double compile_ns_of(const jm_model *m, const char *name, uint64_t *count)
+{
+    char a[160], b[160];
+    snprintf(a, sizeof a, "typeof(%s)", name);
+    snprintf(b, sizeof b, ".%s)", name);
+    double ns = 0;
+    *count = 0;
+    for (uint32_t i = 0; i < m->ncompiles; i++) {
+        const char *sig = m->compiles[i].signature;
+        const char *t = strstr(sig, "typeof(");
+        if (!t) continue;
+        const char *close = strchr(t, ')');
+        if (!strncmp(t, a, strlen(a)) || (close && (size_t)(close - t) >= strlen(b) && !strncmp(close + 1 - strlen(b), b, strlen(b)))) {
+            ns += (double)(m->compiles[i].codegen_ns + m->compiles[i].inference_ns);
+            *count += m->compiles[i].count;
+        }
+    }
+    return ns;
+}
+
+void hunt_rule_specializations(const jm_model *m, hunt_list *l)
+{
+    for (uint32_t i = 0; i < m->nmethods; i++) {
+        const jm_method_specs *ms = &m->methods[i];
+        if (ms->count < SPECS_MIN_COUNT) continue;
+        char name[128], module[64];
+        method_name(ms->method, name, sizeof name, module, sizeof module);
+        /* Base and Core specialise for every program; only the program's own methods are actionable. */
+        if (!strcmp(module, "Base") || !strcmp(module, "Core") || !strncmp(module, "Base.", 5)) continue;
+        uint64_t ncomp = 0;
+        double cns = compile_ns_of(m, name, &ncomp);
+        hunt_finding *f = hunt_add(l, HUNT_SPECIALIZATION_EXPLOSION, 2, cns > 0 ? cns : -1, m);
+        if (!f) return;
+        f->owned_func = hunt_fmt(l, "%s", name);
+        f->func = f->owned_func ? f->owned_func : "";
+        f->file = ms->file;
+        f->line = ms->line;
+        char c[32];
+        if (cns > 0)
+            f->title = hunt_fmt(l, "specialization explosion in `%s`: %llu specializations compiled, %s compiling them (%.1f%% of the run)",
+                                name, (unsigned long long)ms->count, hunt_ns(c, sizeof c, cns), f->pct_of_run);
+        else
+            f->title = hunt_fmt(l, "specialization explosion in `%s`: %llu specializations compiled", name,
+                                (unsigned long long)ms->count);
+        f->hint = hunt_fmt(l, "A type parameter that takes many runtime values (`Val(n)` built from a variable, tuples "
+                              "or StaticArrays of varying size, a new closure per call) compiles one method each: "
+                              "pass such values as plain arguments (`n::Int`), or mark the argument `@nospecialize`; "
+                              "keep `Val` for a few compile-time constants.");
+        hunt_ev(f, "specializations", (double)ms->count, "count");
+        hunt_ev(f, "compiles", (double)ncomp, "count");
+        hunt_ev(f, "compile_ns", cns, "ns");
+        hunt_detail(l, f, "method: %s", ms->method);
+    }
+}
+
+void hunt_rule_compile_time(const jm_model *m, hunt_list *l)
+{
+    double ns = (double)(m->compile_ns + m->inference_ns);
+    if (!m->compile_count || !m->run_ns || ns < COMPILE_MIN_SHARE * (double)m->run_ns) return;
+    hunt_finding *f = hunt_add(l, HUNT_COMPILE_TIME, 1, ns, m);
+    if (!f) return;
+    char a[32], b[32];
+    f->title = hunt_fmt(l, "compile time: %s (%.0f%% of the run) in %llu compiles (inference %s)", hunt_ns(a, sizeof a, ns),
+                        f->pct_of_run, (unsigned long long)m->compile_count,
+                        hunt_ns(b, sizeof b, (double)m->inference_ns));
+    f->hint = hunt_fmt(l, "Most of it is first-call JIT compilation: warm up before timing, precompile the workload "
+                          "(a precompile statement list or a system image built with PackageCompiler); if compiles "
+                          "continue through the run, see the specialization and instability findings.");
+    hunt_ev(f, "compile_ns", ns, "ns");
+    hunt_ev(f, "codegen_ns", (double)m->compile_ns, "ns");
+    hunt_ev(f, "inference_ns", (double)m->inference_ns, "ns");
+    hunt_ev(f, "compiles", (double)m->compile_count, "count");
+    hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
+    for (uint32_t i = 0; i < m->ncompiles && i < 5; i++)
+        hunt_detail(l, f, "%s: %s in %llu compiles", m->compiles[i].signature,
+                    hunt_ns(a, sizeof a, (double)(m->compiles[i].codegen_ns + m->compiles[i].inference_ns)),
+                    (unsigned long long)m->compiles[i].count);
+}

@@ -1,0 +1,345 @@
+/* hunt_rules_time.c — rules about where time goes in any program: slow tails, GC pressure,
+ * allocation hotspots, exception hotspots; and the two notes about the recording itself
+ * (dropped events, events of plugins no rule knows). Thresholds: docs/hunt.md. */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hunt_priv.h"
+#include "toolutil.h"
+
+/* ---- slow_region ---- */
+#define SLOW_MIN_CALLS 20          /* percentiles mean little below this */
+#define SLOW_MIN_TAIL_CALLS 2      /* one slow call is a warm-up, not a pattern */
+#define SLOW_MIN_TAIL_SHARE 0.01   /* ≥ 1% of calls in the tail */
+#define SLOW_MIN_EXCESS_SHARE 0.10 /* the tail's excess is ≥ 10% of the site's time */
+#define NEST_EXPLAINS 0.8          /* a nested finding explaining ≥ 80% suppresses its parent's */
+
+/* Suppress findings of kind \p k on sites that enclose another finding of the same kind
+ * whose cost explains most of theirs: report the most specific region. */
+static void suppress_enclosing(const jm_model *m, hunt_list *l, size_t from, double *key)
+{
+    for (size_t i = from; i < l->n; i++) {
+        if (!l->items[i].site || l->items[i].cost_ns < 0) continue;
+        for (size_t j = from; j < l->n; j++) {
+            if (i == j || !l->items[j].site || l->items[j].site == l->items[i].site) continue;
+            if (key[j - from] >= NEST_EXPLAINS * key[i - from] &&
+                hunt_site_under(m, l->items[j].site, l->items[i].site)) {
+                l->items[i].cost_ns = -2; /* marked for removal below */
+                break;
+            }
+        }
+    }
+    size_t k = from;
+    for (size_t i = from; i < l->n; i++) {
+        if (l->items[i].cost_ns == -2) {
+            free(l->items[i].title);
+            free(l->items[i].hint);
+            for (uint32_t d = 0; d < l->items[i].ndetails; d++) free(l->items[i].details[d]);
+            free(l->items[i].owned_func);
+            continue;
+        }
+        l->items[k++] = l->items[i];
+    }
+    l->n = k;
+}
+
+void hunt_rule_slow_regions(const jm_model *m, hunt_list *l)
+{
+    size_t from = l->n;
+    double *key = calloc(m->nsites ? m->nsites : 1, sizeof *key);
+    if (!key) {
+        l->oom = 1;
+        return;
+    }
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        const jm_site *s = &m->sites[id];
+        if (s->calls < SLOW_MIN_CALLS || s->tail_calls < SLOW_MIN_TAIL_CALLS) continue;
+        if ((double)s->tail_calls < SLOW_MIN_TAIL_SHARE * (double)s->calls) continue;
+        if (s->tail_excess_ns < SLOW_MIN_EXCESS_SHARE * (double)s->total_ns) continue;
+        /* Under recursion total_ns counts nested calls twice: scale the excess to the site's own time. */
+        double cost = s->tail_excess_ns * (hunt_site_time(s) / (double)s->total_ns);
+        hunt_finding *f = hunt_add(l, HUNT_SLOW_REGION, 1, cost, m);
+        if (!f) break;
+        key[l->n - 1 - from] = cost;
+        hunt_at_site(f, m, id);
+        char a[32], b[32], c[32], d[32];
+        f->title = hunt_fmt(l, "slow calls in `%s`: %llu of %llu calls took over %dx the median (p50 %s, p99 %s, max %s), %s beyond the typical call (%.1f%% of the run)",
+                            s->name, (unsigned long long)s->tail_calls, (unsigned long long)s->calls, JM_TAIL_FACTOR,
+                            hunt_ns(a, sizeof a, (double)s->p50_ns), hunt_ns(b, sizeof b, (double)s->p99_ns),
+                            hunt_ns(c, sizeof c, (double)s->max_ns), hunt_ns(d, sizeof d, cost), f->pct_of_run);
+        f->hint = hunt_fmt(l, "Most calls of `%s` are fast but some are far slower: find what those calls do differently "
+                              "(a data-dependent slow path, I/O or system calls, lock waits, page faults on fresh memory, "
+                              "cache misses on a larger input). `jager report` shows when on the timeline they happen.",
+                           s->name);
+        hunt_ev(f, "calls", (double)s->calls, "count");
+        hunt_ev(f, "slow_calls", (double)s->tail_calls, "count");
+        hunt_ev(f, "p50_ns", (double)s->p50_ns, "ns");
+        hunt_ev(f, "p99_ns", (double)s->p99_ns, "ns");
+        hunt_ev(f, "max_ns", (double)s->max_ns, "ns");
+        hunt_ev(f, "total_ns", (double)s->total_ns, "ns");
+        hunt_ev(f, "excess_ns", cost, "ns");
+        hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
+    }
+    suppress_enclosing(m, l, from, key);
+    free(key);
+}
+
+/* ---- gc_pressure ---- */
+#define GC_MIN_SHARE 0.10  /* ≥ 10% of a region's time in GC pauses */
+#define GC_MIN_PAUSES 3    /* a single collection is not pressure */
+#define GC_RUN_SHARE 0.10  /* run-wide finding when no region explains it */
+
+typedef struct trigger {
+    const char *func, *file;
+    uint32_t line;
+    uint64_t ns, pauses;
+} trigger;
+
+/* Fold trigger stacks to the program frame that allocated, heaviest first. */
+static uint32_t top_triggers(const jm_model *m, const jm_site_stack *ss, uint32_t nss, const jm_gc_stack *gs,
+                             uint32_t ngs, trigger *out, uint32_t cap)
+{
+    uint32_t n = 0;
+    uint32_t count = ss ? nss : ngs;
+    for (uint32_t i = 0; i < count && i < 256; i++) {
+        jager_stack_id st = ss ? ss[i].stack : gs[i].stack;
+        uint64_t ns = ss ? ss[i].total_ns : gs[i].total_ns, pz = ss ? ss[i].pauses : gs[i].pauses;
+        jm_frame_pick pick;
+        if (!jm_stack_pick_frame(m, st, &pick)) pick.func = st ? "(unsymbolized stack)" : "(no stack recorded)";
+        uint32_t k = 0;
+        while (k < n && !(!strcmp(out[k].func, pick.func) && !strcmp(out[k].file, pick.file) && out[k].line == pick.line)) k++;
+        if (k == n) {
+            if (n == cap) continue;
+            out[n++] = (trigger){pick.func, pick.file, pick.line, 0, 0};
+        }
+        out[k].ns += ns;
+        out[k].pauses += pz;
+    }
+    for (uint32_t i = 1; i < n; i++) /* few entries: insertion sort by time */
+        for (uint32_t j = i; j > 0 && out[j].ns > out[j - 1].ns; j--) {
+            trigger t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return n;
+}
+
+static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, double gc_ns, uint64_t pauses,
+                       double base_ns, const jm_site_stack *ss, uint32_t nss, double *key, size_t from)
+{
+    trigger tr[16];
+    uint32_t nt = top_triggers(m, ss, nss, m->gc.stacks, m->gc.nstacks, tr, 16);
+    uint64_t tr_total = 0;
+    for (uint32_t i = 0; i < nt; i++) tr_total += tr[i].ns;
+    hunt_finding *f = hunt_add(l, HUNT_GC_PRESSURE, 2, gc_ns, m);
+    if (!f) return;
+    if (key) key[l->n - 1 - from] = gc_ns;
+    if (s) hunt_at_site(f, m, s->id);
+    char where[600] = "";
+    if (nt && tr_total) {
+        char ln[32] = "";
+        if (tr[0].line) snprintf(ln, sizeof ln, " line %u", tr[0].line);
+        snprintf(where, sizeof where, ", %.0f%% triggered from `%s`%s", 100.0 * (double)tr[0].ns / (double)tr_total,
+                 tr[0].func, ln);
+    }
+    char a[32];
+    double share = base_ns > 0 ? gc_ns / base_ns * 100.0 : 0;
+    if (s)
+        f->title = hunt_fmt(l, "GC pressure in `%s`: %.0f%% of its time in %llu pauses%s", s->name, share,
+                            (unsigned long long)pauses, where);
+    else
+        f->title = hunt_fmt(l, "GC pressure: %.0f%% of the run (%s) in %llu pauses%s", share,
+                            hunt_ns(a, sizeof a, gc_ns), (unsigned long long)pauses, where);
+    f->hint = hunt_fmt(l, "Collections are triggered by allocation%s%s%s: allocate buffers once outside the loop and update "
+                          "them in place (`.=`, `mul!`, `@views` instead of slices, preallocated outputs); check "
+                          "`allocation_hotspot` findings for the regions that allocate most.",
+                       nt ? " at `" : "", nt ? tr[0].func : "", nt ? "`" : "");
+    hunt_ev(f, "gc_ns", gc_ns, "ns");
+    hunt_ev(f, "gc_pauses", (double)pauses, "count");
+    hunt_ev(f, "gc_pct_of_region", share, "%");
+    hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
+    if (s) hunt_ev(f, "region_ns", base_ns, "ns");
+    hunt_ev(f, "longest_pause_ns", (double)m->gc.max_ns, "ns");
+    for (uint32_t i = 0; i < nt && i < 3; i++)
+        hunt_detail(l, f, "trigger: %s (%s:%u) — %.0f%% of this GC time, %llu pauses", tr[i].func,
+                    *tr[i].file ? tr[i].file : "?", tr[i].line,
+                    tr_total ? 100.0 * (double)tr[i].ns / (double)tr_total : 0.0, (unsigned long long)tr[i].pauses);
+}
+
+void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l)
+{
+    if (!m->gc.pauses) return;
+    size_t from = l->n;
+    double *key = calloc(m->nsites ? m->nsites : 1, sizeof *key);
+    if (!key) {
+        l->oom = 1;
+        return;
+    }
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        const jm_site *s = &m->sites[id];
+        double t = hunt_site_time(s);
+        if (!s->gc_ns || t <= 0 || s->gc_pauses < GC_MIN_PAUSES) continue;
+        if ((double)s->gc_ns < GC_MIN_SHARE * t) continue;
+        gc_finding(m, l, s, (double)s->gc_ns, s->gc_pauses, t, s->trig_count ? &m->site_stacks[s->trig_first] : NULL,
+                   s->trig_count, key, from);
+    }
+    suppress_enclosing(m, l, from, key);
+    free(key);
+    if (l->n == from && m->run_ns && (double)m->gc.total_ns >= GC_RUN_SHARE * (double)m->run_ns &&
+        m->gc.pauses >= GC_MIN_PAUSES)
+        gc_finding(m, l, NULL, (double)m->gc.total_ns, m->gc.pauses, (double)m->run_ns, NULL, 0, NULL, 0);
+}
+
+/* ---- allocation_hotspot ---- */
+#define ALLOC_MIN_BYTES (16.0 * 1024 * 1024) /* below this, allocation is noise */
+#define ALLOC_MIN_RATE 0.1                   /* bytes per ns of the region's time: 100 MB/s */
+#define ALLOC_MIN_CALLS 10                   /* a hotspot repeats */
+#define ALLOC_NS_PER_BYTE 0.25               /* estimated cost of allocating and reclaiming a byte */
+
+void hunt_rule_allocations(const jm_model *m, hunt_list *l)
+{
+    size_t from = l->n;
+    double *key = calloc(m->nsites ? m->nsites : 1, sizeof *key);
+    if (!key) {
+        l->oom = 1;
+        return;
+    }
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        const jm_site *s = &m->sites[id];
+        double t = hunt_site_time(s), b = (double)s->bytes;
+        if (b < ALLOC_MIN_BYTES || s->calls < ALLOC_MIN_CALLS || t <= 0 || b / t < ALLOC_MIN_RATE) continue;
+        double cost = b * ALLOC_NS_PER_BYTE;
+        if ((double)s->gc_ns > cost) cost = (double)s->gc_ns;
+        if (cost > t) cost = t;
+        hunt_finding *f = hunt_add(l, HUNT_ALLOCATION_HOTSPOT, 2, cost, m);
+        if (!f) break;
+        key[l->n - 1 - from] = b;
+        hunt_at_site(f, m, id);
+        char x[32], y[32], z[32];
+        f->title = hunt_fmt(l, "allocation hotspot in `%s`: %s allocated in %llu calls (%s per call, %.2f GB/s of its time), about %.0f%% of the run",
+                            s->name, tu_fmt_bytes(x, sizeof x, b), (unsigned long long)s->calls,
+                            tu_fmt_bytes(y, sizeof y, b / (double)s->calls), b / t, f->pct_of_run);
+        (void)z;
+        f->hint = hunt_fmt(l, "Allocate once and reuse: hoist temporary arrays out of `%s`'s loop and write into "
+                              "preallocated outputs (in-place functions, `.=`, `@views`; in C a scratch buffer kept "
+                              "across calls instead of malloc/free per call).",
+                           s->name);
+        hunt_ev(f, "bytes", b, "bytes");
+        hunt_ev(f, "calls", (double)s->calls, "count");
+        hunt_ev(f, "bytes_per_call", b / (double)s->calls, "bytes");
+        hunt_ev(f, "bytes_per_ns", b / t, "bytes/ns");
+        hunt_ev(f, "region_ns", t, "ns");
+        hunt_ev(f, "gc_ns", (double)s->gc_ns, "ns");
+        hunt_ev(f, "estimated_cost_ns", cost, "ns");
+    }
+    suppress_enclosing(m, l, from, key);
+    free(key);
+}
+
+/* ---- exception_hotspot ---- */
+#define EXC_MIN_ERRORS 10
+#define EXC_MIN_SHARE 0.01 /* ≥ 1% of calls fail */
+
+void hunt_rule_exceptions(const jm_model *m, hunt_list *l)
+{
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        const jm_site *s = &m->sites[id];
+        if (s->errors < EXC_MIN_ERRORS || !s->calls || (double)s->errors < EXC_MIN_SHARE * (double)s->calls) continue;
+        double share = (double)s->errors / (double)s->calls;
+        if (share > 1) share = 1;
+        double cost = hunt_site_time(s) * share;
+        hunt_finding *f = hunt_add(l, HUNT_EXCEPTION_HOTSPOT, 2, cost, m);
+        if (!f) return;
+        hunt_at_site(f, m, id);
+        const jm_message *top = s->msg_count ? &m->messages[s->msg_first] : NULL;
+        char msg[120] = "";
+        if (top) jm_text_fit(msg, sizeof msg, top->text, 60);
+        if (top)
+            f->title = hunt_fmt(l, "exception hotspot in `%s`: %llu of %llu calls failed (%.1f%%), most with \"%s\" (x%llu)",
+                                s->name, (unsigned long long)s->errors, (unsigned long long)s->calls, share * 100.0, msg,
+                                (unsigned long long)top->count);
+        else
+            f->title = hunt_fmt(l, "exception hotspot in `%s`: %llu of %llu calls failed (%.1f%%)", s->name,
+                                (unsigned long long)s->errors, (unsigned long long)s->calls, share * 100.0);
+        f->hint = hunt_fmt(l, "Throwing and catching in a loop is slow (unwinding, backtraces, allocation): test the "
+                              "condition first (`tryparse` instead of `parse`, `haskey`/`get` instead of catching "
+                              "KeyError, return a status) and keep try/catch outside `%s`'s hot path.",
+                           s->name);
+        hunt_ev(f, "errors", (double)s->errors, "count");
+        hunt_ev(f, "calls", (double)s->calls, "count");
+        hunt_ev(f, "error_pct", share * 100.0, "%");
+        hunt_ev(f, "estimated_cost_ns", cost, "ns");
+        for (uint32_t i = 0; i < s->msg_count && i < 3; i++) {
+            const jm_message *g = &m->messages[s->msg_first + i];
+            char t[200];
+            jm_text_fit(t, sizeof t, g->text, 100);
+            hunt_detail(l, f, "message x%llu: %s", (unsigned long long)g->count, t);
+        }
+    }
+}
+
+/* ---- dropped_events ---- */
+
+void hunt_rule_dropped(const jm_model *m, hunt_list *l)
+{
+    if (!m->dropped) return;
+    static const char *const reasons[JAGER_DROP_REASONS] = {"ring full", "overwritten", "no ring", "too large",
+                                                            "sink failed", "reason 5", "reason 6", "reason 7"};
+    hunt_finding *f = hunt_add(l, HUNT_DROPPED_EVENTS, 1, 0, m);
+    if (!f) return;
+    uint64_t emitted = m->have_stats ? m->stats.events_emitted : 0;
+    double share = emitted ? 100.0 * (double)m->dropped / (double)emitted : 0;
+    char parts[256] = "";
+    size_t o = 0;
+    for (int i = 0; i < JAGER_DROP_REASONS; i++) {
+        uint64_t v = m->drop_records[i] > m->stats.dropped[i] ? m->drop_records[i] : m->stats.dropped[i];
+        if (!v || o >= sizeof parts) continue;
+        int w = snprintf(parts + o, sizeof parts - o, "%s%s x%llu", o ? ", " : "", reasons[i], (unsigned long long)v);
+        if (w > 0) o += (size_t)w;
+    }
+    if (emitted)
+        f->title = hunt_fmt(l, "%llu events were dropped (%.2f%% of %llu emitted: %s): the call tree and timeline are incomplete",
+                            (unsigned long long)m->dropped, share, (unsigned long long)emitted, parts);
+    else
+        f->title = hunt_fmt(l, "%llu events were dropped (%s): the call tree and timeline are incomplete",
+                            (unsigned long long)m->dropped, parts);
+    f->hint = hunt_fmt(l, "Per-site totals stay exact. To keep every event, give each thread a larger ring "
+                          "(JAGER_RING_BYTES=16M), drain more often (JAGER_FLUSH_MS=10), or sample spans "
+                          "(JAGER_SAMPLE=1/10) on very hot sites.");
+    hunt_ev(f, "dropped", (double)m->dropped, "count");
+    if (emitted) hunt_ev(f, "emitted", (double)emitted, "count");
+    hunt_ev(f, "dropped_pct", share, "%");
+}
+
+/* ---- events of plugins without a rule ---- */
+
+void hunt_rule_plugin_events(const jm_model *m, hunt_list *l)
+{
+    uint32_t unknown = 0;
+    for (uint32_t i = 0; i < m->ntypes; i++) unknown += m->types[i].type >= JAGER_EV_FIRST_PLUGIN && !m->types[i].known;
+    if (!unknown) return;
+    hunt_finding *f = hunt_add(l, HUNT_PLUGIN_EVENTS, 0, 0, m);
+    if (!f) return;
+    char list[512] = "";
+    size_t o = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < m->ntypes; i++) {
+        const jm_type_count *t = &m->types[i];
+        if (t->type < JAGER_EV_FIRST_PLUGIN || t->known) continue;
+        total += t->count;
+        char name[96];
+        if (t->name) jm_text_fit(name, sizeof name, t->name, 48);
+        else snprintf(name, sizeof name, "type#%u", t->type);
+        hunt_detail(l, f, "%s x%llu", name, (unsigned long long)t->count);
+        if (o < 400) {
+            int w = snprintf(list + o, sizeof list - o, "%s%s x%llu", o ? ", " : "", name, (unsigned long long)t->count);
+            if (w > 0) o += (size_t)w;
+        }
+    }
+    f->title = hunt_fmt(l, "plugin events seen: %s", list);
+    f->hint = hunt_fmt(l, "No hunt rule reads these types yet; `jager dump` and `jager export` show every field "
+                          "(the file's schema describes them).");
+    hunt_ev(f, "types", (double)unknown, "count");
+    hunt_ev(f, "events", (double)total, "count");
+}
