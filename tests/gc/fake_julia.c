@@ -77,9 +77,12 @@ void fake_julia_set_initialized(int init) { atomic_store(&initialized, init); }
 
 void fake_julia_alloc(int64_t bytes)
 {
-    /* As in Julia, the live size moves only at a collection; the total moves at once. */
+    /* As in Julia, the live size moves only at a collection; the total moves at once.
+     * Allocation waits while a collection runs (the world is stopped). */
+    pthread_mutex_lock(&safepoint);
     atomic_fetch_add(&total, bytes);
     atomic_fetch_add(&since, bytes);
+    pthread_mutex_unlock(&safepoint);
 }
 
 static void sleep_ns(uint64_t ns)

@@ -42,9 +42,25 @@ static uint16_t type_id(const char *name)
     return 0;
 }
 
+/* Stop recording; the records stay readable until the next run starts. */
+static memsink *g_last;
+static void run_end(run *r)
+{
+    jager_shutdown();
+    g_last = r->ms;
+}
+static int free_last(void **unused)
+{
+    (void)unused;
+    memsink_free(g_last);
+    g_last = NULL;
+    return 0;
+}
+
 static void run_start(run *r, int initialized)
 {
     memset(r, 0, sizeof *r);
+    free_last(NULL);
     fake_julia_reset(initialized, 10000);
     r->ms = memsink_new(&r->sink);
     assert_non_null(r->ms);
@@ -64,12 +80,6 @@ static void run_start(run *r, int initialized)
     assert_true(r->ext->struct_size >= sizeof(jager_gc_api));
 }
 
-static void run_end(run *r)
-{
-    jager_shutdown();
-    memsink_free(r->ms);
-    r->ms = NULL;
-}
 
 /* The i-th record of type \p t (NULL past the last). */
 static const jager_rec_plugin *nth(const run *r, uint16_t t, size_t i, uint32_t *thread)
@@ -86,6 +96,23 @@ static const jager_rec_plugin *nth(const run *r, uint16_t t, size_t i, uint32_t 
 }
 
 static size_t count(const run *r, uint16_t t) { return memsink_count(r->ms, t, 0, 0); }
+
+/* The i-th pause in time order: pauses leave the plugin from several threads (its own,
+ * the collector at flush, the caller of jager_shutdown), so their records arrive in
+ * different batches. */
+static int by_time(const void *a, const void *b)
+{
+    uint64_t x = (*(const jager_rec_plugin *const *)a)->time_ns, y = (*(const jager_rec_plugin *const *)b)->time_ns;
+    return x < y ? -1 : x > y;
+}
+static const jager_rec_plugin *pause_at(const run *r, size_t i)
+{
+    static const jager_rec_plugin *sorted[256];
+    size_t n = 0;
+    for (const jager_rec_plugin *p; n < 256 && (p = nth(r, r->t_pause, n, NULL)) != NULL; n++) sorted[n] = p;
+    qsort(sorted, n, sizeof sorted[0], by_time);
+    return i < n ? sorted[i] : NULL;
+}
 
 /* Diagnostics from source "gc" whose text contains \p needle. */
 static size_t diag_count(const run *r, const char *needle)
@@ -147,7 +174,7 @@ static void test_pause_fields_and_stack(void **unused)
     assert_int_equal(jager_flush(), JAGER_OK);
 
     assert_int_equal(count(&r, r.t_pause), 1);
-    const jager_rec_plugin *p = nth(&r, r.t_pause, 0, NULL);
+    const jager_rec_plugin *p = pause_at(&r, 0);
     assert_int_equal(p->h.words, 2 + 10);
     assert_true(p->time_ns >= t0 && p->time_ns <= t1);
     assert_true(p->fields[P_DURATION] >= 2 * MS);
@@ -194,7 +221,7 @@ static void test_requested_kinds_and_full_flag(void **unused)
     assert_int_equal(count(&r, r.t_pause), 4);
     const uint64_t want[4][2] = {{1, 1}, {2, 0}, {0, 0}, {0, 1}};
     for (size_t i = 0; i < 4; i++) {
-        const jager_rec_plugin *p = nth(&r, r.t_pause, i, NULL);
+        const jager_rec_plugin *p = pause_at(&r, i);
         assert_int_equal(p->fields[P_REQUESTED], want[i][0]);
         assert_int_equal(p->fields[P_FULL], want[i][1]);
         assert_int_equal(p->fields[P_ALLOCD], 1000);
@@ -226,7 +253,7 @@ static void test_site_time_inclusive_once_per_pause(void **unused)
 
     assert_int_equal(count(&r, r.t_pause), 3);
     uint64_t d[3];
-    for (size_t i = 0; i < 3; i++) d[i] = nth(&r, r.t_pause, i, NULL)->fields[P_DURATION];
+    for (size_t i = 0; i < 3; i++) d[i] = pause_at(&r, i)->fields[P_DURATION];
     assert_int_equal(count(&r, r.t_site_time), 2);
     int seen_a = 0, seen_rec = 0;
     for (size_t i = 0; i < 2; i++) {
@@ -278,7 +305,7 @@ static void test_two_threads_trigger(void **unused)
     size_t per[2] = {0, 0};
     uint64_t allocd = 0;
     for (size_t i = 0; i < 50; i++) {
-        const jager_rec_plugin *p = nth(&r, r.t_pause, i, NULL);
+        const jager_rec_plugin *p = pause_at(&r, i);
         int k = p->fields[P_OS_TID] == w[0].tid ? 0 : 1;
         assert_int_equal(p->fields[P_OS_TID], w[k].tid);
         assert_int_equal(p->fields[P_SITE], w[k].site); /* the triggering thread's own span */
@@ -305,7 +332,7 @@ static void test_zero_code_hooks_when_julia_initialises(void **unused)
     gc_test_allocating_function(2, 0, 0, MS);
     run_end(&r);
     assert_int_equal(count(&r, r.t_pause), 1);
-    assert_int_equal(nth(&r, r.t_pause, 0, NULL)->fields[P_REQUESTED], 2);
+    assert_int_equal(pause_at(&r, 0)->fields[P_REQUESTED], 2);
 }
 
 static void test_unhook_at_shutdown_late_callbacks_harmless(void **unused)
@@ -400,7 +427,7 @@ static void test_options_depth_zero_and_malformed(void **unused)
     unsetenv("JAGER_GC_DEPTH");
     unsetenv("JAGER_GC_QUEUE");
     assert_int_equal(count(&r, r.t_pause), 1);
-    assert_int_equal(nth(&r, r.t_pause, 0, NULL)->fields[P_STACK], 0);
+    assert_int_equal(pause_at(&r, 0)->fields[P_STACK], 0);
     assert_int_equal(diag_count(&r, "option queue=\"lots\""), 1);
 }
 
@@ -417,5 +444,5 @@ int main(void)
         cmocka_unit_test(test_samples_follow_the_runtime),
         cmocka_unit_test(test_options_depth_zero_and_malformed),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, free_last);
 }
