@@ -1,6 +1,7 @@
 /* dispatch_fixture.c — see dispatch_fixture.h. */
 #include "dispatch_fixture.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,12 +64,15 @@ void dfx_free(dfx *f)
     f->ms = NULL;
 }
 
+/* Walk the sink's records in one pass (memsink_at is linear per call). */
 const jager_rec_plugin *dfx_nth(const dfx *f, uint16_t type, size_t i)
 {
-    for (size_t k = 0; k < f->ms->nrecs; k++) {
-        memsink_rec r = memsink_at(f->ms, k);
-        if (r.rec->type == type && i-- == 0)
-            return (const jager_rec_plugin *)r.rec;
+    size_t off = 0;
+    for (size_t k = 0; k < f->ms->nrecs && off < f->ms->bytes; k++) {
+        const jager_record *rec = (const jager_record *)(f->ms->data + off);
+        if (rec->type == type && i-- == 0)
+            return (const jager_rec_plugin *)rec;
+        off += (size_t)rec->words * 8u;
     }
     return NULL;
 }
@@ -80,10 +84,13 @@ size_t dfx_count(const dfx *f, uint16_t type)
 
 size_t dfx_count_where(const dfx *f, uint16_t type, uint32_t field, uint64_t value)
 {
-    size_t n = 0;
-    const jager_rec_plugin *r;
-    for (size_t i = 0; (r = dfx_nth(f, type, i)) != NULL; i++)
-        n += r->fields[field] == value;
+    size_t n = 0, off = 0;
+    for (size_t k = 0; k < f->ms->nrecs && off < f->ms->bytes; k++) {
+        const jager_rec_plugin *r = (const jager_rec_plugin *)(f->ms->data + off);
+        if (r->h.type == type)
+            n += r->fields[field] == value;
+        off += (size_t)r->h.words * 8u;
+    }
     return n;
 }
 
