@@ -89,15 +89,4 @@ void jg_clock_calibrate(uint64_t spin_ns)
     jg_clock_state = c;
 }
 
-uint64_t jager_now_ns(void)
-{
-#if defined(__x86_64__)
-    if (JG_LIKELY(jg_clock_state.use_tsc)) {
-        int64_t d = (int64_t)(__rdtsc() - jg_clock_state.tsc0);
-        if (JG_UNLIKELY(d < 0)) d = 0; /* a core whose TSC trails the calibrating one by a few ticks */
-        /* 128-bit product: a 64-bit one overflows after ~40 minutes at 3 GHz. */
-        return jg_clock_state.ns0 + (uint64_t)(((unsigned __int128)(uint64_t)d * jg_clock_state.mult) >> 32);
-    }
-#endif
-    return jg_clock_gettime_ns();
-}
+uint64_t jager_now_ns(void) { return jg_now_ns(); }

@@ -99,7 +99,7 @@ static size_t append_drops(jg_ring *r, size_t len, uint64_t *events)
         d->h.type = JAGER_EV_DROP;
         d->h.words = sizeof *d / 8;
         d->h.aux = (uint32_t)reason;
-        d->time_ns = jager_now_ns();
+        d->time_ns = jg_now_ns();
         d->count = now[reason] - r->reported_drops[reason];
         r->reported_drops[reason] = now[reason];
         len += sizeof *d;

@@ -96,7 +96,7 @@ void jager_log(int severity, const char *body, const jager_attr *attrs, size_t n
     r->h.type = JAGER_EV_LOG;
     r->h.words = (uint16_t)(total / 8);
     r->h.aux = (uint32_t)severity | flags;
-    r->time_ns = jager_now_ns();
+    r->time_ns = jg_now_ns();
     r->span_id = 0;
     r->site = 0;
     if (t->depth) {
@@ -128,7 +128,7 @@ static void counter_sample(jager_counter counter, double value)
     r->h.type = JAGER_EV_COUNTER;
     r->h.words = sizeof *r / 8;
     r->h.aux = counter;
-    r->time_ns = jager_now_ns();
+    r->time_ns = jg_now_ns();
     r->value = value;
     jg_record_commit(t, sizeof *r);
 }
@@ -167,7 +167,7 @@ void jager_mark(const char *name)
     r->h.type = JAGER_EV_MARK;
     r->h.words = sizeof *r / 8;
     r->h.aux = id;
-    r->time_ns = jager_now_ns();
+    r->time_ns = jg_now_ns();
     jg_record_commit(t, sizeof *r);
 }
 
@@ -194,7 +194,7 @@ void jager_span_error(jager_span span, const char *message)
     if (!span.site || !atomic_load_explicit(&jg_enabled, memory_order_acquire)) return;
     jg_tls *t = jg_tls_fast();
     if (!t) return;
-    jg_site_agg *a = jg_tls_site_agg(t, span.site);
+    jg_site_agg *a = jg_site_agg_fast(t, span.site);
     if (a) jg_bump(&a->errors, 1);
     size_t mlen = message ? strlen(message) : 0;
     if (mlen > LOG_BODY_MAX) mlen = LOG_BODY_MAX;
@@ -204,7 +204,7 @@ void jager_span_error(jager_span span, const char *message)
     r->h.type = JAGER_EV_SPAN_ERROR;
     r->h.words = (uint16_t)(total / 8);
     r->h.aux = span.site;
-    r->time_ns = jager_now_ns();
+    r->time_ns = jg_now_ns();
     r->span_id = span.id;
     r->msg_len = (uint32_t)mlen;
     uint8_t *p = (uint8_t *)(r + 1);
@@ -227,7 +227,7 @@ void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uin
     r->h.type = type;
     r->h.words = (uint16_t)(total / 8);
     r->h.aux = 0;
-    r->time_ns = time_ns ? time_ns : jager_now_ns();
+    r->time_ns = time_ns ? time_ns : jg_now_ns();
     if (nfields) memcpy(r->fields, fields, 8u * nfields);
     jg_record_commit(t, total);
 }
@@ -248,7 +248,7 @@ void jg_diag(const char *source, int level, const char *msg)
     r->h.type = JAGER_EV_DIAG;
     r->h.words = (uint16_t)(total / 8);
     r->h.aux = (uint32_t)level;
-    r->time_ns = jager_now_ns();
+    r->time_ns = jg_now_ns();
     r->source = src;
     r->text_len = (uint32_t)mlen;
     uint8_t *p = (uint8_t *)(r + 1);

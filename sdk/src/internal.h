@@ -75,7 +75,12 @@ typedef struct jg_table {
     _Atomic(uint32_t) count;
     _Atomic(void *) chunks[JG_TABLE_MAX_CHUNKS];
 } jg_table;
-JG_HIDDEN void *jg_table_get(jg_table *t, uint32_t index);       /* NULL if index >= count */
+static inline void *jg_table_get(jg_table *t, uint32_t index) /* NULL if index >= count */
+{
+    if (index >= atomic_load_explicit(&t->count, memory_order_acquire)) return NULL;
+    uint8_t *chunk = (uint8_t *)atomic_load_explicit(&t->chunks[index >> JG_TABLE_CHUNK_BITS], memory_order_acquire);
+    return chunk ? chunk + (size_t)(index & ((1u << JG_TABLE_CHUNK_BITS) - 1)) * t->elem_size : NULL;
+}
 JG_HIDDEN void *jg_table_append(jg_table *t, uint32_t *index_out); /* zeroed entry; NULL on OOM/full; caller publishes with jg_table_publish */
 JG_HIDDEN void jg_table_publish(jg_table *t, uint32_t new_count);
 JG_HIDDEN uint32_t jg_table_count(jg_table *t);
@@ -96,7 +101,11 @@ typedef struct jg_site_info {
     uint32_t line;
     _Atomic(uint32_t) enabled; /* JAGER_FILTER verdict */
 } jg_site_info;
-JG_HIDDEN const jg_site_info *jg_site_get(jager_site site);
+extern jg_table jg_sites JG_HIDDEN;
+static inline const jg_site_info *jg_site_get(jager_site site)
+{
+    return site ? (const jg_site_info *)jg_table_get(&jg_sites, site) : NULL;
+}
 JG_HIDDEN uint32_t jg_site_count(void);
 /** Re-evaluate every site against the active filter (at init). */
 JG_HIDDEN void jg_sites_apply_filter(const char *filter);
@@ -346,6 +355,37 @@ static inline void jg_ring_commit(jg_ring *r, uint32_t bytes)
 {
     r->head_local += bytes;
     atomic_store_explicit(&r->head, r->head_local, memory_order_release);
+}
+
+/** jager_now_ns() for the library's own hot paths: inline, so no PLT call. */
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+static inline uint64_t jg_now_ns(void)
+{
+#if defined(__x86_64__)
+    if (JG_LIKELY(jg_clock_state.use_tsc)) {
+        int64_t d = (int64_t)(__rdtsc() - jg_clock_state.tsc0);
+        if (JG_UNLIKELY(d < 0)) d = 0; /* a core whose TSC trails the calibrating one by a few ticks */
+        /* 128-bit product: a 64-bit one overflows after ~40 minutes at 3 GHz. */
+        return jg_clock_state.ns0 + (uint64_t)(((unsigned __int128)(uint64_t)d * jg_clock_state.mult) >> 32);
+    }
+#endif
+    return jg_clock_gettime_ns();
+}
+
+/** The aggregate slot of \p site on \p t: two dependent loads when it exists. */
+static inline jg_site_agg *jg_site_agg_fast(jg_tls *t, jager_site site)
+{
+    uint32_t d = site >> 14;
+    if (JG_LIKELY(d < JG_AGG_DIR)) {
+        jg_agg_mid *mid = atomic_load_explicit(&t->agg_dir[d], memory_order_acquire);
+        if (JG_LIKELY(mid != NULL)) {
+            jg_site_agg *c = atomic_load_explicit(&(*mid)[(site >> 6) & (JG_AGG_MID - 1)], memory_order_acquire);
+            if (JG_LIKELY(c != NULL)) return &c[site & (JG_SITE_CHUNK - 1)];
+        }
+    }
+    return jg_tls_site_agg(t, site);
 }
 
 /** The calling thread's TLS pointer (initial-exec: one %fs-relative load). */

@@ -114,12 +114,12 @@ static void collect_metadata(void)
     jg_meta_set("host.name", host);
     meta_u64("process.pid", (uint64_t)getpid());
     meta_cmdline();
-    meta_u64("process.start_unix_ns", jg_clock_state.unix_ns0 + (jager_now_ns() - jg_clock_state.ns0));
+    meta_u64("process.start_unix_ns", jg_clock_state.unix_ns0 + (jg_now_ns() - jg_clock_state.ns0));
     char b[64];
     snprintf(b, sizeof b, "%.9f", jg_clock_state.ticks_per_ns);
     jg_meta_set("clock.ticks_per_ns", b);
     jg_meta_set("clock.source", jg_clock_state.use_tsc ? "tsc" : "clock_gettime");
-    meta_u64("clock.start_ns", jager_now_ns());
+    meta_u64("clock.start_ns", jg_now_ns());
     meta_u64("clock.anchor_ns", jg_clock_state.ns0);
     meta_u64("clock.anchor_unix_ns", jg_clock_state.unix_ns0);
     jg_meta_set("jager.version", JAGER_VERSION_STRING);
@@ -141,9 +141,9 @@ static void measure_span_cost(void)
     uint64_t best = UINT64_MAX;
     enum { N = 2000 };
     for (int rep = 0; rep < 5; rep++) {
-        uint64_t t0 = jager_now_ns();
+        uint64_t t0 = jg_now_ns();
         for (int i = 0; i < N; i++) jager_span_end(jager_span_begin(site));
-        uint64_t dt = jager_now_ns() - t0;
+        uint64_t dt = jg_now_ns() - t0;
         if (dt < best) best = dt;
         if (t->ring) /* keep the ring empty: the collector is not running yet */
             atomic_store_explicit(&t->ring->tail, atomic_load_explicit(&t->ring->head, memory_order_relaxed), memory_order_release);

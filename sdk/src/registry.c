@@ -133,7 +133,7 @@ const char *jg_string(uint32_t id)
 uint32_t jg_string_count(void) { return jg_table_count(&strings); }
 
 /* ---- sites ---- */
-static jg_table sites = {.elem_size = sizeof(jg_site_info)};
+jg_table jg_sites = {.elem_size = sizeof(jg_site_info)};
 static idmap site_map;
 static char *active_filter; /* owned copy, under reg_lock */
 
@@ -144,7 +144,7 @@ typedef struct site_key {
 static int site_eq(uint32_t id, const void *key)
 {
     const site_key *k = key;
-    const jg_site_info *s = jg_table_get(&sites, id);
+    const jg_site_info *s = jg_table_get(&jg_sites, id);
     return s && s->name == k->name && s->file == k->file && s->line == k->line;
 }
 
@@ -188,10 +188,10 @@ jager_site jager_site_register(const char *name, const char *file, uint32_t line
     jager_site id = 0;
     site_key k = {intern_locked(name, strlen(name)), file ? intern_locked(file, strlen(file)) : 0, line};
     if (!k.name || (file && !k.file)) goto out;
-    if (jg_table_count(&sites) == 0) { /* site 0 is "no site" */
+    if (jg_table_count(&jg_sites) == 0) { /* site 0 is "no site" */
         uint32_t i0;
-        if (!jg_table_append(&sites, &i0)) goto out;
-        jg_table_publish(&sites, 1);
+        if (!jg_table_append(&jg_sites, &i0)) goto out;
+        jg_table_publish(&jg_sites, 1);
     }
     if (site_map.used * 2 >= site_map.cap && idmap_grow(&site_map)) goto out;
     uint64_t h = fnv1a(&k, sizeof k, 1469598103934665603ull);
@@ -200,13 +200,13 @@ jager_site jager_site_register(const char *name, const char *file, uint32_t line
         id = site_map.id[slot];
         goto out;
     }
-    jg_site_info *s = jg_table_append(&sites, &id);
+    jg_site_info *s = jg_table_append(&jg_sites, &id);
     if (!s) goto out;
     s->name = k.name;
     s->file = k.file;
     s->line = line;
     atomic_store_explicit(&s->enabled, (uint32_t)jg_filter_match(active_filter, name), memory_order_relaxed);
-    jg_table_publish(&sites, id + 1);
+    jg_table_publish(&jg_sites, id + 1);
     site_map.hash[slot] = h;
     site_map.id[slot] = id;
     site_map.used++;
@@ -216,18 +216,17 @@ out:
     return id;
 }
 
-const jg_site_info *jg_site_get(jager_site site) { return site ? jg_table_get(&sites, site) : NULL; }
 
-uint32_t jg_site_count(void) { return jg_table_count(&sites); }
+uint32_t jg_site_count(void) { return jg_table_count(&jg_sites); }
 
 void jg_sites_apply_filter(const char *filter)
 {
     pthread_mutex_lock(&reg_lock);
     free(active_filter);
     active_filter = (filter && *filter) ? strdup(filter) : NULL;
-    uint32_t n = jg_table_count(&sites);
+    uint32_t n = jg_table_count(&jg_sites);
     for (uint32_t i = 1; i < n; i++) {
-        jg_site_info *s = jg_table_get(&sites, i);
+        jg_site_info *s = jg_table_get(&jg_sites, i);
         char **name = jg_table_get(&strings, s->name);
         atomic_store_explicit(&s->enabled, (uint32_t)jg_filter_match(active_filter, *name), memory_order_relaxed);
     }

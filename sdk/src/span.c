@@ -41,7 +41,7 @@ jager_span jager_span_begin(jager_site site)
     }
     s.site = site;
     s.id = id;
-    s.start_ns = jager_now_ns();
+    s.start_ns = jg_now_ns();
     return s;
 }
 
@@ -67,7 +67,7 @@ static inline int sample(jg_site_agg *a, uint64_t end)
 static inline void span_end(jager_span span, uint64_t bytes)
 {
     if (JG_UNLIKELY(span.site == 0 || !atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
-    uint64_t end = jager_now_ns();
+    uint64_t end = jg_now_ns();
     jg_tls *t = jg_tls_ptr;
     /* A span begun in an earlier run (before a re-init) is not this run's. */
     if (JG_UNLIKELY(!t || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed))) return;
@@ -77,7 +77,7 @@ static inline void span_end(jager_span span, uint64_t bytes)
         if (d) parent = t->stack_id[(d <= JG_MAX_DEPTH ? d : JG_MAX_DEPTH) - 1];
     }
     uint64_t dur = end - span.start_ns;
-    jg_site_agg *a = jg_tls_site_agg(t, span.site);
+    jg_site_agg *a = jg_site_agg_fast(t, span.site);
     jg_bump(&t->spans_ended, 1);
     if (JG_LIKELY(a)) {
         jg_bump(&a->calls, 1);

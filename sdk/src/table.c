@@ -8,13 +8,6 @@
 
 uint32_t jg_table_count(jg_table *t) { return atomic_load_explicit(&t->count, memory_order_acquire); }
 
-void *jg_table_get(jg_table *t, uint32_t index)
-{
-    if (index >= jg_table_count(t)) return NULL;
-    uint8_t *chunk = atomic_load_explicit(&t->chunks[index >> JG_TABLE_CHUNK_BITS], memory_order_acquire);
-    return chunk ? chunk + (size_t)(index & (CHUNK - 1)) * t->elem_size : NULL;
-}
-
 void *jg_table_append(jg_table *t, uint32_t *index_out)
 {
     uint32_t index = atomic_load_explicit(&t->count, memory_order_relaxed);
