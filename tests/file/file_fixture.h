@@ -28,6 +28,7 @@ typedef struct fx_frame {
     size_t offset, len;
     uint32_t kind;    /* block kind; 0 for a skippable frame */
     uint64_t events;  /* EVENTS blocks: declared events */
+    uint64_t hash;    /* FNV-1a of the decompressed content */
 } fx_frame;
 
 /** Split a whole file into frames with liblz4's streaming decoder; returns the count
