@@ -191,7 +191,7 @@ function case_pauses()
     @test sum(p["allocd_bytes"] for p in ps) > 3000 * 64 * 1000 * 8 * 0.5   # the churn allocated ~1.5 GB
     @test any(p["freed_bytes"] > 0 for p in ps)
     @test ps[end]["requested"] == 1
-    @test ps[end]["live_bytes"] == live_after         # the runtime's figure after the last collection
+    @test abs(Int(ps[end]["live_bytes"]) - live_after) <= 0.01 * live_after   # the runtime's figure after it
     samples = of(rec, "gc.sample")
     @test length(samples) >= 2
     @test samples[end]["collections"] >= g1.pause
