@@ -109,6 +109,16 @@ static void walk_free(walker *w)
     free(w->stack);
 }
 
+/* What top-level rows are a share of: the thread's window in a per-thread tree, the sum
+ * of all threads' windows in the merged one (so parallel work never exceeds 100%). */
+static double top_base(const jm_model *m, const jm_tree *t)
+{
+    if (t == &m->merged) return (double)m->thread_ns;
+    for (uint32_t i = 0; i < m->nthreads; i++)
+        if (&m->threads[i].tree == t) return (double)(m->threads[i].last_ns - m->threads[i].first_ns);
+    return (double)m->run_ns;
+}
+
 /* ---- text ---- */
 
 #define NAME_COLS 44
@@ -199,8 +209,8 @@ static int text_tree(const jm_model *m, const jm_tree *t, const summary_opts *o,
         }
         uint32_t c = f->kids[f->next++];
         const jm_node *n = &t->nodes[c];
-        /* Top-level rows are shares of the run; deeper ones of their parent. */
-        double parent_ns = f->node == 0 ? (double)m->run_ns : (double)t->nodes[f->node].incl_ns;
+        /* Top-level rows are shares of the run (thread time when merged); deeper ones of their parent. */
+        double parent_ns = f->node == 0 ? top_base(m, t) : (double)t->nodes[f->node].incl_ns;
         uint32_t indent = 2 * (n->depth - 1);
         text_row(m, t, c, parent_ns, indent);
         const jm_site *s = jm_site_get(m, n->site);
@@ -283,7 +293,7 @@ static int json_tree(const jm_model *m, const jm_tree *t, const summary_opts *o)
         if (f->next) printf(",");
         uint32_t c = f->kids[f->next++];
         const jm_node *n = &t->nodes[c];
-        double parent_ns = f->node == 0 ? (double)m->run_ns : (double)t->nodes[f->node].incl_ns;
+        double parent_ns = f->node == 0 ? top_base(m, t) : (double)t->nodes[f->node].incl_ns;
         json_node(m, t, c, parent_ns);
         if ((!o->depth || n->depth < o->depth) && n->first_child != JM_NONE) {
             if (walk_push(&w, c) != 0) goto oom;
@@ -304,9 +314,9 @@ static void json_run(const jm_model *m, const summary_opts *o)
     tu_json_str(stdout, jager_version_string(), (size_t)-1);
     json_kv_str("file", o->path, 1);
     printf(",\"view\":\"%s\"", o->per_thread ? "threads" : "merged");
-    printf(",\"run\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
+    printf(",\"run\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"thread_ns\":%" PRIu64 ",\"events\":%" PRIu64
            ",\"spans\":%" PRIu64 ",\"threads\":%u,\"dropped\":%" PRIu64 ",\"clean_end\":%s,\"truncated\":%s",
-           m->first_ns, m->last_ns, m->run_ns, m->events, m->spans, m->nthreads, m->dropped,
+           m->first_ns, m->last_ns, m->run_ns, m->thread_ns, m->events, m->spans, m->nthreads, m->dropped,
            m->info.clean_end ? "true" : "false", m->info.truncated ? "true" : "false");
     printf(",\"spans_total\":%" PRIu64 ",\"span_cost_ns\":%.3f,\"self_cost_ns\":%.1f,\"self_cost_pct\":%.4f,"
            "\"malformed\":%" PRIu64 "}",

@@ -34,7 +34,7 @@ hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_n
     f->kind = kind;
     f->severity = severity;
     f->cost_ns = cost_ns;
-    f->pct_of_run = cost_ns > 0 && m->run_ns ? cost_ns / (double)m->run_ns * 100.0 : 0;
+    f->pct_of_run = cost_ns > 0 && m->thread_ns ? cost_ns / (double)m->thread_ns * 100.0 : 0;
     f->func = "";
     f->file = "";
     return f;

@@ -145,7 +145,7 @@ static void instability_for_site(const jm_model *m, hunt_list *l, jager_site sit
         hunt_detail(l, f, "unstable signature: %s%s%s", u[i].signature, *u[i].reason ? " — " : "", u[i].reason);
     }
     for (uint32_t i = 0; s && i < s->sig_count && f->ndetails < HUNT_MAX_DETAILS; i++)
-        hunt_detail(l, f, "seen: %s x%llu", m->signatures[s->sig_first + i].signature,
+        hunt_detail(l, f, "seen: %s ×%llu", m->signatures[s->sig_first + i].signature,
                     (unsigned long long)m->signatures[s->sig_first + i].calls);
 }
 
@@ -190,7 +190,7 @@ void hunt_rule_dispatch_diversity(const jm_model *m, hunt_list *l)
         hunt_ev(f, "dominant_share_pct", total ? 100.0 * (double)g[0].calls / (double)total : 0, "%");
         if (t > 0) hunt_ev(f, "region_ns", t, "ns");
         for (uint32_t i = 0; i < s->sig_count && f->ndetails < HUNT_MAX_DETAILS; i++)
-            hunt_detail(l, f, "%s x%llu", g[i].signature, (unsigned long long)g[i].calls);
+            hunt_detail(l, f, "%s ×%llu", g[i].signature, (unsigned long long)g[i].calls);
     }
 }
 

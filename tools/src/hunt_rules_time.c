@@ -12,7 +12,7 @@
 #define SLOW_MIN_CALLS 20          /* percentiles mean little below this */
 #define SLOW_MIN_TAIL_CALLS 2      /* one slow call is a warm-up, not a pattern */
 #define SLOW_MIN_TAIL_SHARE 0.01   /* ≥ 1% of calls in the tail */
-#define SLOW_MIN_EXCESS_SHARE 0.10 /* the tail's excess is ≥ 10% of the site's time */
+#define SLOW_MIN_EXCESS_SHARE 0.25 /* the tail's excess is ≥ 25% of the site's time */
 #define NEST_EXPLAINS 0.8          /* a nested finding explaining ≥ 80% suppresses its parent's */
 
 /* Suppress findings of kind \p k on sites that enclose another finding of the same kind
@@ -256,7 +256,7 @@ void hunt_rule_exceptions(const jm_model *m, hunt_list *l)
         char msg[120] = "";
         if (top) jm_text_fit(msg, sizeof msg, top->text, 60);
         if (top)
-            f->title = hunt_fmt(l, "exception hotspot in `%s`: %llu of %llu calls failed (%.1f%%), most with \"%s\" (x%llu)",
+            f->title = hunt_fmt(l, "exception hotspot in `%s`: %llu of %llu calls failed (%.1f%%), most with \"%s\" (×%llu)",
                                 s->name, (unsigned long long)s->errors, (unsigned long long)s->calls, share * 100.0, msg,
                                 (unsigned long long)top->count);
         else
@@ -274,7 +274,7 @@ void hunt_rule_exceptions(const jm_model *m, hunt_list *l)
             const jm_message *g = &m->messages[s->msg_first + i];
             char t[200];
             jm_text_fit(t, sizeof t, g->text, 100);
-            hunt_detail(l, f, "message x%llu: %s", (unsigned long long)g->count, t);
+            hunt_detail(l, f, "message ×%llu: %s", (unsigned long long)g->count, t);
         }
     }
 }
@@ -295,7 +295,7 @@ void hunt_rule_dropped(const jm_model *m, hunt_list *l)
     for (int i = 0; i < JAGER_DROP_REASONS; i++) {
         uint64_t v = m->drop_records[i] > m->stats.dropped[i] ? m->drop_records[i] : m->stats.dropped[i];
         if (!v || o >= sizeof parts) continue;
-        int w = snprintf(parts + o, sizeof parts - o, "%s%s x%llu", o ? ", " : "", reasons[i], (unsigned long long)v);
+        int w = snprintf(parts + o, sizeof parts - o, "%s%s ×%llu", o ? ", " : "", reasons[i], (unsigned long long)v);
         if (w > 0) o += (size_t)w;
     }
     if (emitted)
@@ -331,9 +331,9 @@ void hunt_rule_plugin_events(const jm_model *m, hunt_list *l)
         char name[96];
         if (t->name) jm_text_fit(name, sizeof name, t->name, 48);
         else snprintf(name, sizeof name, "type#%u", t->type);
-        hunt_detail(l, f, "%s x%llu", name, (unsigned long long)t->count);
+        hunt_detail(l, f, "%s ×%llu", name, (unsigned long long)t->count);
         if (o < 400) {
-            int w = snprintf(list + o, sizeof list - o, "%s%s x%llu", o ? ", " : "", name, (unsigned long long)t->count);
+            int w = snprintf(list + o, sizeof list - o, "%s%s ×%llu", o ? ", " : "", name, (unsigned long long)t->count);
             if (w > 0) o += (size_t)w;
         }
     }

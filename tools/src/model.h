@@ -249,6 +249,9 @@ typedef struct jm_model {
     uint64_t events;              /**< events seen */
     uint64_t first_ns, last_ns;   /**< first start .. last end over all timed events */
     uint64_t run_ns;              /**< last_ns - first_ns (or info end - start when larger) */
+    uint64_t thread_ns;           /**< the sum over threads of their time windows (first..last event),
+                                       at least run_ns: the whole of "thread time" that shares of
+                                       multi-threaded work are taken of */
     int have_stats;               /**< the file had a STATS block */
     jager_stat stats;             /**< core counters from it (zeroed if none) */
     uint64_t spans;               /**< span events seen */

@@ -339,6 +339,10 @@ jager_status jm_finish_impl(jm_model *m)
         if (!m->first_ns || m->info.start_ns < m->first_ns) m->first_ns = m->info.start_ns;
         if (m->info.end_ns > m->last_ns) m->last_ns = m->info.end_ns;
     }
+    m->thread_ns = 0;
+    for (uint32_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].last_ns > m->threads[i].first_ns) m->thread_ns += m->threads[i].last_ns - m->threads[i].first_ns;
+    if (m->thread_ns < m->run_ns) m->thread_ns = m->run_ns;
     uint64_t drops = 0;
     for (int i = 0; i < JAGER_DROP_REASONS; i++) drops += m->drop_records[i];
     m->dropped = m->have_stats && m->stats.events_dropped > drops ? m->stats.events_dropped : drops;

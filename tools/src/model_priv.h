@@ -103,7 +103,8 @@ enum jm_role {
     JM_ROLE_SIGNATURE,
     JM_ROLE_COMPILE,
     JM_ROLE_SPECS,
-    JM_ROLE_INSTABILITY
+    JM_ROLE_INSTABILITY,
+    JM_ROLE_COUNT
 };
 #define JM_ROLE_FIELDS 8
 
@@ -121,7 +122,7 @@ typedef struct jm_priv {
     uint64_t hist_lower[JAGER_HIST_BUCKETS];
 
     uint8_t role[65536];
-    int8_t fields[8][JM_ROLE_FIELDS]; /* per role: field positions (-1 absent) */
+    int8_t fields[JM_ROLE_COUNT][JM_ROLE_FIELDS]; /* per role: field positions (-1 absent) */
     uint64_t type_counts[65536];
 
     jm_map gc_stack_map, site_stack_map, sig_map, unstable_map, compile_map, method_map,
