@@ -1,0 +1,62 @@
+/* The report's timeline data: spans per thread lane with their nesting depth, reduced to a
+ * drawing budget (level of detail), plus GC pauses, compile events, log markers, marks
+ * and counter series, all gathered in the report's single pass over the recording.
+ *
+ * Level of detail: a report must open fast with millions of spans, so at most
+ * `max_spans` spans (over all lanes) are kept exactly — the longest ones, chosen by a
+ * duration threshold — and the shorter spans of each (lane, depth) row are merged into
+ * "N spans" blocks: consecutive short spans merge while the gap between them is below a
+ * quantum chosen so that the blocks stay within budget too. Raw spans close a block, so
+ * blocks never overlap them. Per-site totals, the call tree and the findings come from
+ * the analysis model and stay exact whatever is merged here. */
+#ifndef JAGER_TOOLS_REPORT_TIMELINE_H
+#define JAGER_TOOLS_REPORT_TIMELINE_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jager_reader.h"
+
+/** Deepest nesting level drawn; deeper spans are counted per lane, not drawn. */
+#define RT_MAX_DEPTH 32
+
+typedef struct rt_opts {
+    uint64_t max_spans;     /**< exact spans kept over all lanes (default 150000) */
+    uint64_t max_blocks;    /**< merged blocks over all lanes, about (default 100000) */
+    uint32_t max_logs;      /**< log markers kept per lane (default 20000); the rest are counted */
+    uint32_t counter_bins;  /**< points per counter series (default 2000; min/max kept per bin) */
+} rt_opts;
+
+typedef struct rt_data rt_data;
+
+/** New, empty timeline data; NULL on out of memory. \p o may be NULL for the defaults. */
+rt_data *rt_new(jager_reader *r, const rt_opts *o);
+/** Take one event from the pass. \return 0, or -1 on out of memory. */
+int rt_add(rt_data *d, const jager_event *ev);
+/** Sort, compute depths and reduce to the budget. \return 0 or -1 (out of memory). */
+int rt_finish(rt_data *d);
+
+/** Totals for the overview. */
+typedef struct rt_summary {
+    uint64_t spans, raw, merged_spans, blocks, too_deep;
+    uint64_t gc_pauses, gc_ns, compiles, compile_ns, logs, logs_dropped;
+    uint64_t duration_threshold_ns; /**< spans at least this long are exact (0: all are) */
+} rt_summary;
+void rt_get_summary(const rt_data *d, rt_summary *out);
+
+/**
+ * \brief Write `"lanes":[...],"counters":[...],"strings":[...]` (JSON members, no braces)
+ *        with times relative to \p t0_ns. Lane \p proc index goes into each lane.
+ * \return 0, or -1 on a write error.
+ */
+int rt_write_json(const rt_data *d, FILE *out, uint64_t t0_ns, uint32_t proc);
+
+/**
+ * \brief Check the drawing invariants after rt_finish(): within every (lane, depth) row the
+ *        exact spans and the blocks are sorted by start and never overlap each other, and
+ *        exact + merged + too deep = spans of the lane. For tests.
+ * \return 0, or a negative code naming the first broken invariant.
+ */
+int rt_check(const rt_data *d);
+
+void rt_free(rt_data *d);
+#endif
