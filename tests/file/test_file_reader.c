@@ -1,0 +1,587 @@
+/* The reader's API on hand-made input: attribute lists and log bodies, preambles of
+ * other versions, malformed blocks and records, unknown ids, I/O errors. Each malformed
+ * case must be refused with a message that says what is wrong and where. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <lz4frame.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jager_reader.h"
+#include "testutil.h"
+
+/* ---- a tiny .jgr builder ---- */
+typedef struct buf {
+    uint8_t *d;
+    size_t n, cap;
+} buf;
+
+static void put(buf *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 256;
+        b->d = realloc(b->d, b->cap);
+        assert_non_null(b->d);
+    }
+    memcpy(b->d + b->n, p, n);
+    b->n += n;
+}
+static void u16(buf *b, uint16_t v) { put(b, &v, 2); }
+static void u32(buf *b, uint32_t v) { put(b, &v, 4); }
+static void u64(buf *b, uint64_t v) { put(b, &v, 8); }
+static void str(buf *b, const char *s) { u32(b, (uint32_t)strlen(s)); put(b, s, strlen(s)); }
+
+static void preamble(buf *f, uint16_t major, uint16_t minor, uint32_t flags, uint32_t extra)
+{
+    u32(f, 0x184D2A50u);
+    u32(f, 16 + extra);
+    put(f, "JAGERJGR", 8);
+    u16(f, major);
+    u16(f, minor);
+    u32(f, flags);
+    for (uint32_t i = 0; i < extra; i++) put(f, "\0", 1);
+}
+
+/* One block as an LZ4 frame (content size and checksum set, as the writer does). */
+static void frame_opts(buf *f, uint32_t kind, const buf *body, int checksum)
+{
+    buf c = {0};
+    u32(&c, kind);
+    u32(&c, 0);
+    if (body && body->n) put(&c, body->d, body->n);
+    LZ4F_preferences_t p;
+    memset(&p, 0, sizeof p);
+    p.frameInfo.contentSize = c.n;
+    p.frameInfo.contentChecksumFlag = checksum ? LZ4F_contentChecksumEnabled : LZ4F_noContentChecksum;
+    p.frameInfo.blockMode = LZ4F_blockIndependent;
+    size_t cap = LZ4F_compressFrameBound(c.n, &p);
+    uint8_t *out = malloc(cap);
+    size_t n = LZ4F_compressFrame(out, cap, c.d, c.n, &p);
+    assert_false(LZ4F_isError(n));
+    put(f, out, n);
+    free(out);
+    free(c.d);
+}
+static void frame(buf *f, uint32_t kind, const buf *body) { frame_opts(f, kind, body, 1); }
+
+static void end_block(buf *f, uint64_t events, uint64_t frames)
+{
+    buf b = {0};
+    u64(&b, 123456);
+    u64(&b, events);
+    u64(&b, frames);
+    frame(f, 11, &b);
+    free(b.d);
+}
+
+/* A minimal valid file: preamble, META, SCHEMA (one plugin type), STRINGS, SITES,
+ * THREADS, then EVENTS with the records in \p recs, then END. */
+static void base_tables(buf *f)
+{
+    preamble(f, 1, 0, 0, 0);
+    buf b = {0};
+    u32(&b, 2);
+    str(&b, "host.name");
+    str(&b, "h<1>");
+    str(&b, "clock.start_ns");
+    str(&b, "1000");
+    frame(f, 1, &b);
+    b.n = 0;
+    u32(&b, 1);
+    u16(&b, 300);
+    u16(&b, 0);
+    u32(&b, 2);
+    str(&b, "test.ev");
+    u16(&b, 7); /* DURATION_NS */
+    u16(&b, 0);
+    str(&b, "dur");
+    u16(&b, 4); /* STRING */
+    u16(&b, 0);
+    str(&b, "label");
+    frame(f, 2, &b);
+    b.n = 0;
+    u32(&b, 2);
+    u32(&b, 1);
+    str(&b, "solve");
+    u32(&b, 2);
+    str(&b, "a.c");
+    frame(f, 3, &b);
+    b.n = 0;
+    u32(&b, 1);
+    u32(&b, 1);
+    u32(&b, 1);
+    u32(&b, 2);
+    u32(&b, 9);
+    frame(f, 4, &b);
+    b.n = 0;
+    u32(&b, 1);
+    u32(&b, 1);
+    u64(&b, 777);
+    str(&b, "main");
+    frame(f, 5, &b);
+    free(b.d);
+}
+
+static void events_block(buf *f, uint32_t thread, uint64_t nevents, const buf *recs)
+{
+    buf b = {0};
+    u32(&b, thread);
+    u32(&b, 0);
+    u64(&b, nevents);
+    if (recs) put(&b, recs->d, recs->n);
+    frame(f, 7, &b);
+    free(b.d);
+}
+
+static void rec_span(buf *r, uint32_t site, uint64_t start, uint64_t end)
+{
+    u16(r, 1);
+    u16(r, 5);
+    u32(r, site);
+    u64(r, start);
+    u64(r, end);
+    u32(r, 1);
+    u32(r, 0);
+    u64(r, 0);
+}
+
+static void rec_plugin(buf *r, uint16_t type, uint64_t t, uint64_t dur, uint64_t label)
+{
+    u16(r, type);
+    u16(r, 4);
+    u32(r, 0);
+    u64(r, t);
+    u64(r, dur);
+    u64(r, label);
+}
+
+/* Open \p f from memory and iterate; returns the final rc, events in *n. */
+static int read_all(const buf *f, uint64_t *n, jager_reader **keep)
+{
+    jager_reader *r = NULL;
+    jager_status st = jager_reader_open_memory(f->d, f->n, &r);
+    if (keep) *keep = NULL;
+    if (st != JAGER_OK) return st;
+    jager_event ev;
+    int rc;
+    *n = 0;
+    while ((rc = jager_reader_next(r, &ev)) > 0) (*n)++;
+    if (keep) *keep = r;
+    else jager_reader_close(r);
+    return rc;
+}
+
+static void test_hand_made_file(void **state)
+{
+    (void)state;
+    buf f = {0}, recs = {0};
+    base_tables(&f);
+    rec_span(&recs, 1, 100, 250);
+    rec_plugin(&recs, 300, 1000, 40, 2);
+    rec_plugin(&recs, 300, 2000, 5, 99); /* unknown string id: resolved lazily to NULL */
+    events_block(&f, 1, 3, &recs);
+    end_block(&f, 3, 7);
+    jager_reader *r = NULL;
+    assert_int_equal(jager_reader_open_memory(f.d, f.n, &r), JAGER_OK);
+    assert_string_equal(jager_reader_meta(r, "host.name"), "h<1>");
+    jager_event ev;
+    assert_int_equal(jager_reader_next(r, &ev), 1);
+    assert_int_equal(ev.type, 1);
+    assert_int_equal(ev.time_ns, 100);
+    assert_int_equal(ev.end_ns, 250);
+    assert_int_equal(ev.thread, 1);
+    assert_int_equal(jager_reader_next(r, &ev), 1);
+    assert_int_equal(ev.type, 300);
+    assert_int_equal(ev.time_ns, 1000);
+    assert_int_equal(ev.end_ns, 1040);
+    const jager_rec_plugin *p = (const jager_rec_plugin *)ev.rec;
+    assert_string_equal(jager_reader_string(r, (uint32_t)p->fields[1]), "a.c");
+    assert_int_equal(jager_reader_next(r, &ev), 1);
+    p = (const jager_rec_plugin *)ev.rec;
+    assert_null(jager_reader_string(r, (uint32_t)p->fields[1]));
+    assert_int_equal(jager_reader_next(r, &ev), 0);
+    jager_reader_info info = {.struct_size = sizeof info};
+    jager_reader_get_info(r, &info);
+    assert_int_equal(info.clean_end, 1);
+    assert_int_equal(info.end_ns, 123456);
+    assert_int_equal(info.start_ns, 1000);
+    assert_int_equal(info.frames, 8);
+    /* a caller built against a smaller (older) info struct gets only its part */
+    struct { uint32_t struct_size; uint16_t maj, min; uint64_t bytes; uint64_t guard; } small;
+    small.struct_size = 16;
+    small.guard = 0xabcdef;
+    assert_int_equal(jager_reader_get_info(r, (jager_reader_info *)&small), JAGER_OK);
+    assert_int_equal(small.bytes, f.n);
+    assert_int_equal(small.guard, 0xabcdef);
+    uint64_t tid;
+    const char *name;
+    assert_int_equal(jager_reader_thread(r, 1, &tid, &name), JAGER_OK);
+    assert_int_equal(tid, 777);
+    assert_string_equal(name, "main");
+    /* no STATS block: statistics are not found */
+    jager_stat st = {.struct_size = sizeof st};
+    assert_int_equal(jager_reader_stats(r, &st), JAGER_E_NOTFOUND);
+    jager_reader_close(r);
+    free(f.d);
+    free(recs.d);
+}
+
+/* Later minors may grow the preamble and set ignorable flags and add block kinds. */
+static void test_forward_compatible(void **state)
+{
+    (void)state;
+    buf f = {0}, b = {0};
+    preamble(&f, 1, 7, 0x0000ffffu, 16);
+    u32(&b, 0);
+    frame(&f, 1, &b);   /* empty META */
+    frame(&f, 99, &b);  /* a block kind from the future */
+    u32(&f, 0x184D2A5Fu); /* a skippable frame in between */
+    u32(&f, 3);
+    put(&f, "abc", 3);
+    end_block(&f, 0, 4);
+    uint64_t n;
+    jager_reader *r = NULL;
+    assert_int_equal(read_all(&f, &n, &r), 0);
+    jager_reader_info info = {.struct_size = sizeof info};
+    jager_reader_get_info(r, &info);
+    assert_int_equal(info.format_minor, 7);
+    assert_int_equal(info.clean_end, 1);
+    jager_reader_close(r);
+    free(f.d);
+    free(b.d);
+}
+
+static void expect_open_error(const buf *f, jager_status want, const char *needle)
+{
+    jager_reader *r = (jager_reader *)1;
+    assert_int_equal(jager_reader_open_memory(f->d, f->n, &r), want);
+    assert_null(r);
+    if (!strstr(jager_last_error(), needle)) fprintf(stderr, "message: %s\n", jager_last_error());
+    assert_non_null(strstr(jager_last_error(), needle));
+}
+
+static void test_bad_preambles(void **state)
+{
+    (void)state;
+    buf f = {0};
+    preamble(&f, 2, 0, 0, 0);
+    expect_open_error(&f, JAGER_E_FORMAT, "format version 2.0");
+    f.n = 0;
+    preamble(&f, 1, 0, 0x00010000u, 0);
+    expect_open_error(&f, JAGER_E_FORMAT, "newer reader");
+    f.n = 0;
+    preamble(&f, 1, 0, 0, 0);
+    memcpy(f.d + 8, "JAGERJGX", 8);
+    expect_open_error(&f, JAGER_E_FORMAT, "JAGERJGR");
+    f.n = 0;
+    put(&f, "hello world, not a recording", 28);
+    expect_open_error(&f, JAGER_E_FORMAT, "not a .jgr");
+    f.n = 0;
+    expect_open_error(&f, JAGER_E_FORMAT, "not a .jgr");
+    jager_reader *r = NULL;
+    assert_int_equal(jager_reader_open("/nonexistent/x.jgr", &r), JAGER_E_IO);
+    assert_non_null(strstr(jager_last_error(), "/nonexistent/x.jgr"));
+    assert_int_equal(jager_reader_open("/tmp", &r), JAGER_E_IO);
+    assert_int_equal(jager_reader_open(NULL, &r), JAGER_E_INVALID);
+    assert_int_equal(jager_reader_open_memory(NULL, 5, &r), JAGER_E_INVALID);
+    jager_reader_close(NULL);
+    assert_string_equal(jager_reader_error(NULL), "");
+    free(f.d);
+}
+
+/* A file whose events block (after the base tables) holds \p recs declared as \p n events
+ * must fail with \p want and a message containing \p needle, after \p good events. */
+static void expect_events_error(const buf *recs, uint64_t n, int want, const char *needle)
+{
+    buf f = {0};
+    base_tables(&f);
+    buf ok = {0};
+    rec_span(&ok, 1, 1, 2);
+    events_block(&f, 1, 1, &ok);
+    events_block(&f, 1, n, recs);
+    end_block(&f, n + 1, 8);
+    jager_reader *r = NULL;
+    uint64_t got;
+    int rc = read_all(&f, &got, &r);
+    if (rc != want || !strstr(jager_reader_error(r), needle))
+        fprintf(stderr, "rc %d, message: %s\n", rc, jager_reader_error(r));
+    assert_int_equal(rc, want);
+    assert_int_equal(got, 1); /* the good block only: a bad block yields nothing */
+    assert_non_null(strstr(jager_reader_error(r), needle));
+    assert_non_null(strstr(jager_reader_error(r), "frame 7 at byte "));
+    jager_reader_close(r);
+    free(f.d);
+    free(ok.d);
+}
+
+static void test_bad_records(void **state)
+{
+    (void)state;
+    buf r = {0};
+    rec_span(&r, 1, 1, 2);
+    expect_events_error(&r, 2, JAGER_E_FORMAT, "declares 2 events but holds 1");
+    r.n = 0;
+    rec_plugin(&r, 301, 1, 1, 1);
+    expect_events_error(&r, 1, JAGER_E_FORMAT, "type 301");
+    r.n = 0;
+    u16(&r, 1);
+    u16(&r, 0); /* zero words */
+    u32(&r, 0);
+    expect_events_error(&r, 1, JAGER_E_FORMAT, "0 words");
+    r.n = 0;
+    u16(&r, 1);
+    u16(&r, 9); /* more words than the block holds */
+    u32(&r, 0);
+    u64(&r, 0);
+    expect_events_error(&r, 1, JAGER_E_FORMAT, "9 words");
+    r.n = 0;
+    u16(&r, 300);
+    u16(&r, 3); /* plugin type with 2 fields needs 4 words */
+    u32(&r, 0);
+    u64(&r, 0);
+    u64(&r, 0);
+    expect_events_error(&r, 1, JAGER_E_FORMAT, "at least 32");
+    r.n = 0;
+    u16(&r, 2); /* log whose body_len overruns the record */
+    u16(&r, 8);
+    u32(&r, 9);
+    u64(&r, 5);
+    u64(&r, 0);
+    for (int i = 0; i < 24; i++) put(&r, "\0", 1);
+    u32(&r, 100);
+    u32(&r, 0);
+    u64(&r, 0);
+    expect_events_error(&r, 1, JAGER_E_FORMAT, "overrun");
+    r.n = 0;
+    u16(&r, 0); /* padding record */
+    u16(&r, 1);
+    u32(&r, 0);
+    expect_events_error(&r, 1, JAGER_E_FORMAT, "type 0");
+    r.n = 0;
+    rec_span(&r, 1, 1, 2);
+    put(&r, "\1\2\3\4", 4);
+    expect_events_error(&r, 1, JAGER_E_FORMAT, "stray bytes");
+    free(r.d);
+}
+
+/* A malformed table block, appended after the base tables. */
+static void expect_table_error(uint32_t kind, const buf *body, const char *needle)
+{
+    buf f = {0};
+    base_tables(&f);
+    frame(&f, kind, body);
+    end_block(&f, 0, 7);
+    uint64_t n;
+    jager_reader *r = NULL;
+    int rc = read_all(&f, &n, &r);
+    if (rc != JAGER_E_FORMAT || !strstr(jager_reader_error(r), needle))
+        fprintf(stderr, "rc %d, message: %s\n", rc, jager_reader_error(r));
+    assert_int_equal(rc, JAGER_E_FORMAT);
+    assert_non_null(strstr(jager_reader_error(r), needle));
+    jager_reader_close(r);
+    free(f.d);
+}
+
+static void test_bad_tables(void **state)
+{
+    (void)state;
+    buf b = {0};
+    u32(&b, 1);
+    u32(&b, 5); /* strings 3 and 4 are missing */
+    str(&b, "x");
+    expect_table_error(3, &b, "skips ahead");
+    b.n = 0;
+    u32(&b, 1);
+    u32(&b, 1);
+    str(&b, "not solve");
+    expect_table_error(3, &b, "redefined");
+    b.n = 0;
+    u32(&b, 1000000); /* more entries than bytes */
+    expect_table_error(3, &b, "claims 1000000 entries");
+    b.n = 0;
+    u32(&b, 1);
+    u32(&b, 3);
+    u32(&b, 50); /* string longer than the block */
+    put(&b, "ab", 2);
+    expect_table_error(3, &b, "runs past the end");
+    b.n = 0;
+    u32(&b, 1);
+    u16(&b, 12); /* a core id marked as a plugin type */
+    u16(&b, 0);
+    u32(&b, 0);
+    str(&b, "fake");
+    expect_table_error(2, &b, "builtin=0");
+    b.n = 0;
+    u32(&b, 1);
+    u16(&b, 300); /* the same id with other fields */
+    u16(&b, 0);
+    u32(&b, 0);
+    str(&b, "test.ev");
+    expect_table_error(2, &b, "redefined");
+    b.n = 0;
+    u32(&b, 1);
+    u16(&b, 400);
+    u16(&b, 0);
+    u32(&b, 33);
+    str(&b, "too.many");
+    expect_table_error(2, &b, "33 fields");
+    b.n = 0;
+    u32(&b, 1); /* STATS: flags first+last, no core values, limit 2, one site with bucket 500 */
+    u32(&b, 0);
+    u32(&b, 2);
+    u32(&b, 1);
+    u32(&b, 1);
+    u32(&b, 0);
+    u32(&b, 1);
+    u32(&b, 500);
+    u64(&b, 1);
+    b.d[0] = 3;
+    expect_table_error(10, &b, "bucket 500");
+    free(b.d);
+}
+
+static void test_frame_level_errors(void **state)
+{
+    (void)state;
+    buf f = {0}, b = {0};
+    base_tables(&f);
+    u32(&b, 0);
+    frame_opts(&f, 1, &b, 0); /* no content checksum */
+    uint64_t n;
+    jager_reader *r = NULL;
+    assert_int_equal(read_all(&f, &n, &r), JAGER_E_FORMAT);
+    assert_non_null(strstr(jager_reader_error(r), "without a content checksum"));
+    jager_reader_close(r);
+
+    f.n = 0;
+    base_tables(&f);
+    u32(&f, 0x184C2102u); /* the legacy LZ4 format */
+    u32(&f, 0);
+    assert_int_equal(read_all(&f, &n, &r), JAGER_E_FORMAT);
+    assert_non_null(strstr(jager_reader_error(r), "not an LZ4 frame (magic 0x184c2102)"));
+    assert_non_null(strstr(jager_reader_error(r), "frame 6 at byte "));
+    jager_reader_close(r);
+
+    f.n = 0; /* ends cleanly after a whole frame, without END */
+    base_tables(&f);
+    assert_int_equal(read_all(&f, &n, &r), JAGER_E_TRUNCATED);
+    assert_non_null(strstr(jager_reader_error(r), "without an END block"));
+    jager_reader_info info = {.struct_size = sizeof info};
+    jager_reader_get_info(r, &info);
+    assert_int_equal(info.truncated, 1);
+    assert_int_equal(info.clean_end, 0);
+    jager_reader_close(r);
+
+    f.n = 0; /* an END block whose counts disagree */
+    base_tables(&f);
+    end_block(&f, 5, 6);
+    assert_int_equal(read_all(&f, &n, &r), JAGER_E_FORMAT);
+    assert_non_null(strstr(jager_reader_error(r), "END block counts 5 events"));
+    jager_reader_close(r);
+    free(f.d);
+    free(b.d);
+}
+
+static void test_attr_next(void **state)
+{
+    (void)state;
+    buf b = {0};
+    /* key "n" I64 -3, key "pi" F64, key "s" STR "hey", key "ok" BOOL 1 */
+    u16(&b, 1); u16(&b, 1); u32(&b, 8); put(&b, "n", 1); u64(&b, (uint64_t)-3); put(&b, "\0\0\0\0\0\0\0", 7);
+    double pi = 3.25;
+    u16(&b, 2); u16(&b, 2); u32(&b, 8); put(&b, "pi", 2); put(&b, &pi, 8); put(&b, "\0\0\0\0\0\0", 6);
+    u16(&b, 1); u16(&b, 3); u32(&b, 3); put(&b, "s", 1); put(&b, "hey", 3); put(&b, "\0\0\0\0", 4);
+    u16(&b, 2); u16(&b, 4); u32(&b, 8); put(&b, "ok", 2); u64(&b, 1); put(&b, "\0\0\0\0\0\0", 6);
+    assert_int_equal(b.n % 8, 0);
+    const uint8_t *c = b.d, *end = b.d + b.n;
+    jager_attr_view v;
+    assert_int_equal(jager_attr_next(&c, end, &v), 1);
+    assert_int_equal(v.kind, JAGER_ATTR_I64);
+    assert_int_equal(v.i64, -3);
+    assert_memory_equal(v.key, "n", 1);
+    assert_int_equal(jager_attr_next(&c, end, &v), 1);
+    assert_true(v.f64 == 3.25);
+    assert_int_equal(v.key_len, 2);
+    assert_int_equal(jager_attr_next(&c, end, &v), 1);
+    assert_int_equal(v.str_len, 3);
+    assert_memory_equal(v.str, "hey", 3);
+    assert_int_equal(jager_attr_next(&c, end, &v), 1);
+    assert_int_equal(v.kind, JAGER_ATTR_BOOL);
+    assert_int_equal(v.i64, 1);
+    assert_int_equal(jager_attr_next(&c, end, &v), 0);
+    /* cut anywhere inside the list: each cut is refused, never read past */
+    for (size_t cut = 1; cut < 24; cut++) {
+        uint8_t *copy = malloc(cut);
+        memcpy(copy, b.d, cut);
+        c = copy;
+        assert_int_equal(jager_attr_next(&c, copy + cut, &v), JAGER_E_FORMAT);
+        free(copy);
+    }
+    /* a malformed entry: I64 with a 4-byte value, unknown kind, key overrunning */
+    uint8_t bad[16] = {1, 0, 1, 0, 4, 0, 0, 0, 'k'};
+    c = bad;
+    assert_int_equal(jager_attr_next(&c, bad + 16, &v), JAGER_E_FORMAT);
+    uint8_t bad2[16] = {1, 0, 9, 0, 0, 0, 0, 0, 'k'};
+    c = bad2;
+    assert_int_equal(jager_attr_next(&c, bad2 + 16, &v), JAGER_E_FORMAT);
+    uint8_t bad3[16] = {200, 0, 3, 0, 0, 0, 0, 0};
+    c = bad3;
+    assert_int_equal(jager_attr_next(&c, bad3 + 16, &v), JAGER_E_FORMAT);
+    c = bad3 + 8;
+    assert_int_equal(jager_attr_next(&c, bad3, &v), JAGER_E_FORMAT); /* cursor past end */
+    assert_int_equal(jager_attr_next(NULL, bad3, &v), JAGER_E_INVALID);
+    free(b.d);
+}
+
+static void test_log_body(void **state)
+{
+    (void)state;
+    _Alignas(8) uint8_t rec[80];
+    memset(rec, 0, sizeof rec);
+    jager_rec_log *l = (jager_rec_log *)rec;
+    l->h.type = JAGER_EV_LOG;
+    l->h.words = 10;
+    l->body_len = 5;
+    memcpy(rec + sizeof *l, "hello", 5);
+    const char *body;
+    uint32_t blen;
+    const uint8_t *a, *e;
+    assert_int_equal(jager_log_body(l, &body, &blen, &a, &e), JAGER_OK);
+    assert_int_equal(blen, 5);
+    assert_memory_equal(body, "hello", 5);
+    assert_ptr_equal(a, rec + 64);
+    assert_ptr_equal(e, rec + 80);
+    l->body_len = 17; /* padded to 24 > 24? exactly fits */
+    assert_int_equal(jager_log_body(l, &body, &blen, &a, &e), JAGER_OK);
+    assert_ptr_equal(a, rec + 80);
+    l->body_len = 25;
+    assert_int_equal(jager_log_body(l, &body, &blen, &a, &e), JAGER_E_FORMAT);
+    l->body_len = 0xFFFFFFFFu;
+    assert_int_equal(jager_log_body(l, &body, &blen, &a, &e), JAGER_E_FORMAT);
+    l->body_len = 0;
+    l->h.words = 6; /* smaller than the fixed part */
+    assert_int_equal(jager_log_body(l, &body, &blen, &a, &e), JAGER_E_FORMAT);
+    l->h.words = 10;
+    l->h.type = JAGER_EV_SPAN;
+    assert_int_equal(jager_log_body(l, &body, &blen, &a, &e), JAGER_E_FORMAT);
+    assert_int_equal(jager_log_body(NULL, &body, &blen, &a, &e), JAGER_E_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_made_file),
+        cmocka_unit_test(test_forward_compatible),
+        cmocka_unit_test(test_bad_preambles),
+        cmocka_unit_test(test_bad_records),
+        cmocka_unit_test(test_bad_tables),
+        cmocka_unit_test(test_frame_level_errors),
+        cmocka_unit_test(test_attr_next),
+        cmocka_unit_test(test_log_body),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
