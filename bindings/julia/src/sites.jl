@@ -288,3 +288,17 @@ caller rethrows the user's exception unchanged right after.
     _leave(sp, b0)
     return nothing
 end
+
+"""
+    Jager.sites() -> Vector of (id, name, mod, file, line)
+
+Every @jäger site registered with the core in this process, in registration order.
+"""
+function sites()
+    lock(SITES_LOCK)
+    try
+        return [(id = s.id, name = s.name, mod = s.mod, file = s.file, line = s.line) for s in SITES]
+    finally
+        unlock(SITES_LOCK)
+    end
+end

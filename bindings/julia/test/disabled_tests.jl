@@ -1,0 +1,41 @@
+# Not recording, @jäger costs one branch: nothing is recorded, nothing is allocated, and
+# the lowered code holds a single conditional branch (on Jager.ENABLED).
+
+disabled_call(x) = @jäger "disabled call" sqrt_sum(x)
+disabled_block(x) = @jäger_block "disabled block" begin
+    x + 1
+end
+
+# Conditional branches of lowered code: `gotoifnot` on 1.5, Core.GotoIfNot from 1.6.
+const HAS_GOTOIFNOT = isdefined(Core, :GotoIfNot)
+isbranch(st) = HAS_GOTOIFNOT ? st isa Core.GotoIfNot : (st isa Expr && st.head === :gotoifnot)
+
+# @allocated inside a function: at top level the interpreter boxes the result.
+allocated_call(f, x) = @allocated f(x)
+
+@testset "disabled mode" begin
+    @test !Jager.isrecording()
+    disabled_call(10); disabled_block(1)
+    allocated_call(disabled_call, 10); allocated_call(disabled_block, 1)
+    @test allocated_call(disabled_call, 10) == 0
+    @test allocated_call(disabled_block, 1) == 0
+    @test count(isbranch, code_lowered(disabled_block, (Int,))[1].code) == 1
+    @test count(isbranch, code_lowered(disabled_call, (Int,))[1].code) == 1
+
+    # Calls made before a recording starts leave nothing in it.
+    for _ in 1:10
+        disabled_call(10)
+        disabled_block(1)
+    end
+    rec = recorded("disabled") do
+        nothing
+    end
+    @test isempty(spans(rec))
+
+    # A configuration that disables recording: start returns false, spans stay off.
+    @test Jager.start(output = joinpath(TMP, "off.jgr"), env = false, quiet = true, disable = 1) == false
+    @test !Jager.isrecording()
+    disabled_call(10)
+    Jager.stop()
+    @test !isfile(joinpath(TMP, "off.jgr")) || isempty(spans(JgrReader.read(joinpath(TMP, "off.jgr"))))
+end

@@ -1,0 +1,37 @@
+# The Julia binding's tests. Run as
+#   JAGER_LIB=build/lib/libjager.so JULIA_DEPOT_PATH=$(mktemp -d) \
+#     julia --project=bindings/julia bindings/julia/test/runtests.jl
+# (ctest does this: tests/julia/run-julia-tests.sh). Every recording is read back from
+# its .jgr file through libjager's reader.
+using Test
+using Logging
+using Jager
+
+include("reader.jl")
+using .JgrReader: site_id, site_ids, spans, logs
+
+const TMP = mktempdir()
+const PKGDIR = dirname(@__DIR__)
+
+"Record `f()` into a fresh file named after `name` and return what the file holds."
+function recorded(f, name::AbstractString; ips = () -> UInt64[], kwargs...)
+    path = joinpath(TMP, name * ".jgr")
+    Jager.record(f; output = path, env = false, quiet = true, kwargs...)
+    return JgrReader.read(path; ips = ips())
+end
+
+Jager.available() || error("libjager is not loaded: ", Jager.LIBSTATE.detail)
+
+@testset "Jager" begin
+    include("abi_tests.jl")
+    include("span_tests.jl")
+    include("error_tests.jl")
+    include("disabled_tests.jl")
+    include("logger_tests.jl")
+    include("signature_tests.jl")
+    include("context_tests.jl")
+    include("symbolize_tests.jl")
+    include("summary_tests.jl")
+    include("missing_lib_tests.jl")
+end
+# dispatch_tests.jl and gc_tests.jl (the dispatch and GC sensors) run as their own ctests.
