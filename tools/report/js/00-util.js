@@ -36,21 +36,14 @@ J.fmtInt = function (n) {
 
 J.fmtPct = function (f) { return isFinite(f) ? (f * 100).toFixed(f < 0.1 ? 1 : 0) + ' %' : '–'; };
 
-/** Stable colour for a site: a warm-to-cool palette that keeps text readable. */
-J.siteColor = (function () {
-  var cache = {};
-  return function (site) {
-    var c = cache[site];
-    if (c) return c;
-    var h = (site * 2654435761) >>> 0;
-    var hue = 190 + (h % 170);            /* blues, greens, teals, purples: GC and compile own orange/violet */
-    if (hue > 300) hue = (hue + 60) % 360; /* wrap into yellow-greens */
-    var light = 62 + ((h >>> 9) % 14);
-    c = 'hsl(' + hue + ',55%,' + light + '%)';
-    cache[site] = c;
-    return c;
-  };
-})();
+/** Stable colour for a site from a palette of calm blues, teals, greens and sands:
+ * orange stays reserved for GC pauses, violet for compiles, pink for search hits. */
+J.PALETTE = ['#8fbce6', '#7fcdc4', '#a8d5a2', '#e9d18c', '#a7c4ef', '#93d0b4', '#c9dea0', '#b9cde6',
+  '#86c5da', '#d8e2a4', '#9fb8d8', '#a4dcc8', '#e3c99a', '#b3d7e8', '#bfe0b5', '#c3c9ea'];
+J.siteColor = function (site) {
+  var h = Math.imul(site + 1, 2654435761) >>> 0;
+  return J.PALETTE[(h >>> 7) % J.PALETTE.length];
+};
 
 /** Undo the per-array delta encoding the C side uses for sorted start times. */
 J.undelta = function (a) {

@@ -16,7 +16,7 @@ J.renderOverview = function (data) {
   kpi('spans', J.fmtInt(run.spans_total || 0));
   kpi('events in file', J.fmtInt(run.events || 0));
   kpi('threads', J.fmtInt((data.lanes || []).length));
-  kpi('sites', J.fmtInt(Math.max(0, (data.sites || []).length - 1)));
+  kpi('sites with calls', J.fmtInt((data.table || []).length));
   if (run.gc_pauses) kpi('GC pauses · ' + J.fmtNs(run.gc_ns || 0), J.fmtInt(run.gc_pauses));
   if (run.compiles) kpi('compiles · ' + J.fmtNs(run.compile_ns || 0), J.fmtInt(run.compiles));
   kpi('events dropped', J.fmtInt(run.dropped || 0), (run.dropped || 0) > 0);
@@ -26,10 +26,10 @@ J.renderOverview = function (data) {
   if (run.truncated) kpi('file ends early', 'partial', true);
 
   var meta = document.getElementById('meta');
-  function row(k, v) {
+  function row(k, v, into) {
     if (v === undefined || v === null || v === '') return;
-    meta.appendChild(J.el('dt', null, k));
-    meta.appendChild(J.el('dd', null, v));
+    (into || meta).appendChild(J.el('dt', null, k));
+    (into || meta).appendChild(J.el('dd', null, v));
   }
   row('host', run.host);
   row('process', run.process);
@@ -38,13 +38,18 @@ J.renderOverview = function (data) {
   row('plugins', (run.plugins || []).join(', ') || 'none');
   if (run.drops && run.drops.length)
     row('drops by reason', run.drops.map(function (d) { return d[0] + ': ' + J.fmtInt(d[1]); }).join(', '));
+  if (run.read_error) row('read error', run.read_error);
   row('file', run.file);
   if (run.lod) row('timeline detail', run.lod);
+  /* every metadata entry, folded away: most are for the curious */
   var m = run.meta || [];
-  for (var i = 0; i < m.length; i++) {
-    var key = m[i][0];
-    if (/^(host\.name|process\.command_line)$/.test(key)) continue;
-    row(key, m[i][1]);
+  if (m.length) {
+    var det = J.el('details', 'all-meta'), sum = J.el('summary', null, 'all metadata (' + m.length + ' entries)');
+    var dl = J.el('dl', 'meta');
+    det.appendChild(sum);
+    det.appendChild(dl);
+    for (var i = 0; i < m.length; i++) row(m[i][0], m[i][1], dl);
+    meta.parentNode.appendChild(det);
   }
 };
 

@@ -371,7 +371,7 @@ J.Timeline.prototype.bind = function () {
   });
   document.getElementById('tl-reset').addEventListener('click', function () { self.setView(0, self.t1); });
   var legend = document.getElementById('tl-legend');
-  [['#7fb0d9', 'span'], ['#c3ccd8', 'merged spans'], ['#e8710a', 'GC pause'], ['#8e44ad', 'compile'], ['#0b7285', 'log']].forEach(function (x) {
+  [['#8fbce6', 'span'], ['#c3ccd8', 'merged spans'], ['#e8710a', 'GC pause'], ['#8e44ad', 'compile'], ['#0b7285', 'log']].forEach(function (x) {
     var s = J.el('span'); var i = J.el('i'); i.style.background = x[0]; s.appendChild(i); s.appendChild(document.createTextNode(x[1])); legend.appendChild(s);
   });
 };
