@@ -11,7 +11,7 @@
 /* ---- slow_region ---- */
 #define SLOW_MIN_CALLS 20          /* percentiles mean little below this */
 #define SLOW_MIN_TAIL_CALLS 2      /* one slow call is a warm-up, not a pattern */
-#define SLOW_MIN_TAIL_SHARE 0.01   /* ≥ 1% of calls in the tail */
+#define SLOW_MIN_TAIL_SHARE 0.10   /* ≥ 1 call in 10 in the tail */
 #define SLOW_MIN_EXCESS_SHARE 0.25 /* the tail's excess is ≥ 25% of the site's time */
 #define NEST_EXPLAINS 0.8          /* a nested finding explaining ≥ 80% suppresses its parent's */
 

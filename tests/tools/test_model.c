@@ -1,0 +1,324 @@
+/* test_model.c — the analysis model (tools/src/model.h) on a recording made here with the
+ * real core, and on event sequences fed by hand to reach the cases a healthy run does not
+ * produce (missing parents, GC overlap to the nanosecond, node caps). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hunt_rules.h"
+#include "internal.h"
+#include "model.h"
+#include "testutil.h"
+
+static const char *rec_path;
+static jager_site sA, sB, sC, sD;
+static uint16_t t_pause;
+
+static void spin_ns(uint64_t ns)
+{
+    uint64_t t0 = jager_now_ns();
+    while (jager_now_ns() - t0 < ns) {
+    }
+}
+
+static const jager_field_desc pause_fields[] = {
+    {"duration_ns", JAGER_FIELD_DURATION_NS, 0}, {"requested", JAGER_FIELD_U64, 0},
+    {"full", JAGER_FIELD_BOOL, 0},               {"allocd_bytes", JAGER_FIELD_BYTES, 0},
+    {"freed_bytes", JAGER_FIELD_BYTES, 0},       {"live_bytes", JAGER_FIELD_BYTES, 0},
+    {"stack", JAGER_FIELD_STACK, 0},
+};
+
+/* A{ B{C C} B{C} D } twice; C ends with 100 bytes; the 2nd B of each A fails once. */
+static int make_recording(void **state)
+{
+    (void)state;
+    rec_path = strdup(tu_tmp_path(".jgr"));
+    jager_config cfg = tu_config(0);
+    cfg.output = rec_path;
+    assert_int_equal(jager_init(&cfg), JAGER_OK);
+    assert_int_equal(jg_type_register("gc.pause", pause_fields, 7, 0, &t_pause), JAGER_OK);
+    sA = jager_site_register("A", "m.c", 1);
+    sB = jager_site_register("B", "m.c", 2);
+    sC = jager_site_register("C", "m.c", 3);
+    sD = jager_site_register("D", "m.c", 4);
+    for (int r = 0; r < 2; r++) {
+        jager_span a = jager_span_begin(sA);
+        for (int b = 0; b < 2; b++) {
+            jager_span sb = jager_span_begin(sB);
+            for (int c = 0; c < 2 - b; c++) {
+                jager_span sc = jager_span_begin(sC);
+                spin_ns(20000);
+                jager_span_end_bytes(sc, 100);
+            }
+            if (b == 1) jager_span_error(sb, "bad\x1b[31m thing");
+            jager_span_end(sb);
+        }
+        jager_span d = jager_span_begin(sD);
+        spin_ns(10000);
+        jager_span_end(d);
+        jager_span_end(a);
+    }
+    jager_shutdown();
+    return 0;
+}
+
+static int drop_recording(void **state)
+{
+    (void)state;
+    remove(rec_path);
+    free((void *)rec_path);
+    return 0;
+}
+
+static uint32_t child(const jm_tree *t, uint32_t parent, uint32_t site)
+{
+    for (uint32_t c = t->nodes[parent].first_child; c != JM_NONE; c = t->nodes[c].next_sibling)
+        if (t->nodes[c].site == site) return c;
+    return JM_NONE;
+}
+
+static void test_nest_tree(void **state)
+{
+    (void)state;
+    jager_reader *r = NULL;
+    assert_int_equal(jager_reader_open(rec_path, &r), JAGER_OK);
+    jm_model *m = NULL;
+    int rc = -99;
+    assert_int_equal(jm_model_build(r, NULL, &m, &rc), JAGER_OK);
+    assert_int_equal(rc, 0);
+    const jm_tree *t = &m->merged;
+    uint32_t a = child(t, 0, sA);
+    assert_int_not_equal(a, JM_NONE);
+    assert_int_equal(t->nodes[a].calls, 2);
+    uint32_t b = child(t, a, sB), d = child(t, a, sD);
+    assert_int_not_equal(b, JM_NONE);
+    assert_int_not_equal(d, JM_NONE);
+    assert_int_equal(t->nodes[b].calls, 4);
+    assert_int_equal(t->nodes[d].calls, 2);
+    assert_int_equal(t->nodes[b].errors, 2);
+    assert_int_equal(t->nodes[a].errors, 0);
+    uint32_t c = child(t, b, sC);
+    assert_int_not_equal(c, JM_NONE);
+    assert_int_equal(t->nodes[c].calls, 6);
+    assert_int_equal(t->nodes[c].bytes, 600);
+    assert_int_equal(child(t, a, sC), JM_NONE); /* C only ever ran inside B */
+    /* Exclusive = inclusive minus the children's inclusive, at every level. */
+    assert_int_equal(t->nodes[a].excl_ns, t->nodes[a].incl_ns - t->nodes[b].incl_ns - t->nodes[d].incl_ns);
+    assert_int_equal(t->nodes[b].excl_ns, t->nodes[b].incl_ns - t->nodes[c].incl_ns);
+    assert_int_equal(t->nodes[c].excl_ns, t->nodes[c].incl_ns);
+    assert_true(t->nodes[c].min_ns >= 20000);
+    assert_int_equal(t->nodes[0].incl_ns, t->nodes[a].incl_ns);
+
+    /* Site totals are the core's exact ones, and the tree's events add up to them. */
+    const jm_site *sc = jm_site_get(m, sC);
+    assert_non_null(sc);
+    assert_true(sc->exact);
+    assert_int_equal(sc->calls, 6);
+    assert_int_equal(sc->total_ns, t->nodes[c].incl_ns);
+    assert_int_equal(sc->bytes, 600);
+    assert_int_equal(jm_site_get(m, sB)->errors, 2);
+    assert_int_equal(jm_site_get(m, sA)->self_ns, t->nodes[a].excl_ns);
+    assert_string_equal(jm_site_get(m, sB)->name, "B");
+    assert_int_equal(m->nmessages, 1);
+    assert_int_equal(m->messages[0].count, 2);
+    assert_string_equal(m->messages[0].text, "bad\x1b[31m thing");
+    assert_int_equal(m->spans, 14);
+    assert_int_equal(m->span_errors, 2);
+    assert_true(m->have_stats);
+    assert_int_equal(m->stats.spans_total, 14);
+    assert_int_equal(m->dropped, 0);
+    assert_int_equal(m->nthreads, 1);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
+/* ---- hand-fed events ---- */
+
+static jm_model *fresh_model(jager_reader **r, const jm_options *o)
+{
+    assert_int_equal(jager_reader_open(rec_path, r), JAGER_OK);
+    /* Read to the end so every table is known, then feed our own events. */
+    jager_event ev;
+    while (jager_reader_next(*r, &ev) > 0) {
+    }
+    jm_model *m = NULL;
+    assert_int_equal(jm_model_new(*r, o, &m), JAGER_OK);
+    return m;
+}
+
+static void feed_span(jm_model *m, uint32_t thread, uint32_t site, uint32_t id, uint32_t parent, uint64_t start,
+                      uint64_t end)
+{
+    jager_rec_span s = {{JAGER_EV_SPAN, sizeof(jager_rec_span) / 8, site}, start, end, id, parent, 0};
+    jager_event ev = {.rec = &s.h, .thread = thread, .type = JAGER_EV_SPAN, .time_ns = start, .end_ns = end};
+    assert_int_equal(jm_model_add(m, &ev), JAGER_OK);
+}
+
+static void feed_pause(jm_model *m, uint32_t thread, uint64_t start, uint64_t dur)
+{
+    uint64_t buf[2 + 7] = {0};
+    jager_rec_plugin *p = (jager_rec_plugin *)buf;
+    p->h.type = t_pause;
+    p->h.words = 9;
+    p->time_ns = start;
+    p->fields[0] = dur;
+    jager_event ev = {.rec = &p->h, .thread = thread, .type = t_pause, .time_ns = start, .end_ns = start};
+    assert_int_equal(jm_model_add(m, &ev), JAGER_OK);
+}
+
+static void test_missing_parent(void **state)
+{
+    (void)state;
+    jager_reader *r;
+    jm_model *m = fresh_model(&r, NULL);
+    /* A(1) { B(2, never recorded) { C(3) } D(4) } */
+    feed_span(m, 1, sC, 3, 2, 1000, 2000);
+    feed_span(m, 1, sD, 4, 1, 2500, 2600);
+    feed_span(m, 1, sA, 1, 0, 900, 3000);
+    assert_int_equal(jm_model_finish(m), JAGER_OK);
+    const jm_tree *t = &m->merged;
+    uint32_t a = child(t, 0, sA);
+    assert_int_not_equal(a, JM_NONE);
+    uint32_t u = child(t, a, JM_SITE_UNRECORDED);
+    assert_int_not_equal(u, JM_NONE);
+    assert_int_equal(t->nodes[u].incl_ns, 1000);
+    uint32_t c = child(t, u, sC);
+    assert_int_not_equal(c, JM_NONE);
+    assert_int_equal(t->nodes[c].calls, 1);
+    assert_int_not_equal(child(t, a, sD), JM_NONE);
+    assert_int_equal(t->nodes[a].excl_ns, 2100 - 1000 - 100);
+    assert_int_equal(t->unrecorded, 1);
+    assert_string_equal(jm_site_name(m, JM_SITE_UNRECORDED), "(unrecorded)");
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
+static void test_open_at_end(void **state)
+{
+    (void)state;
+    jager_reader *r;
+    jm_model *m = fresh_model(&r, NULL);
+    /* The file ends while A(1) is open (a crash): its finished child stays visible. */
+    feed_span(m, 2, sB, 2, 1, 100, 400);
+    assert_int_equal(jm_model_finish(m), JAGER_OK);
+    uint32_t u = child(&m->merged, 0, JM_SITE_UNRECORDED);
+    assert_int_not_equal(u, JM_NONE);
+    uint32_t b = child(&m->merged, u, sB);
+    assert_int_not_equal(b, JM_NONE);
+    assert_int_equal(m->merged.nodes[b].incl_ns, 300);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
+static void test_gc_overlap(void **state)
+{
+    (void)state;
+    jager_reader *r;
+    jm_model *m = fresh_model(&r, NULL);
+    /* A [1000, 5000) { B [1500, 2500) }; pauses [1200,1300) [2000,2200) [4900,5100) [6000,6100). */
+    feed_pause(m, 1, 1200, 100);
+    feed_pause(m, 1, 2000, 200);
+    feed_span(m, 1, sB, 2, 1, 1500, 2500);
+    feed_pause(m, 1, 4900, 200);
+    feed_span(m, 1, sA, 1, 0, 1000, 5000);
+    feed_pause(m, 1, 6000, 100);
+    feed_pause(m, 2, 1000, 50); /* another thread: never inside thread 1's spans */
+    assert_int_equal(jm_model_finish(m), JAGER_OK);
+    const jm_tree *t = &m->merged;
+    uint32_t a = child(t, 0, sA), b = child(t, a, sB);
+    assert_int_equal(t->nodes[b].gc_ns, 200);
+    assert_int_equal(t->nodes[b].gc_pauses, 1);
+    assert_int_equal(t->nodes[a].gc_ns, 100 + 200 + 100);
+    assert_int_equal(t->nodes[a].gc_pauses, 3);
+    assert_int_equal(m->gc.pauses, 5);
+    assert_int_equal(m->gc.total_ns, 100 + 200 + 200 + 100 + 50);
+    assert_int_equal(m->gc.max_ns, 200);
+    assert_int_equal(m->gc.unattributed_ns, 100 + 50);
+    assert_int_equal(jm_site_get(m, sA)->gc_ns, 400);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
+static void test_node_cap(void **state)
+{
+    (void)state;
+    jager_reader *r;
+    jm_options o;
+    jm_options_default(&o);
+    o.max_tree_nodes = 3;
+    jm_model *m = fresh_model(&r, &o);
+    /* 40 top-level spans over 4 sites, then a nest under D: more paths than the cap. */
+    uint32_t sites[4] = {sA, sB, sC, sD};
+    uint64_t t0 = 1000;
+    for (uint32_t i = 0; i < 40; i++, t0 += 100) feed_span(m, 1, sites[i % 4], i + 1, 0, t0, t0 + 50);
+    feed_span(m, 1, sA, 42, 41, t0 + 10, t0 + 20);
+    feed_span(m, 1, sD, 41, 0, t0, t0 + 50);
+    assert_int_equal(jm_model_finish(m), JAGER_OK);
+    const jm_tree *t = &m->merged;
+    assert_true(t->count <= 2 * 3 + 1);
+    uint64_t calls = 0, incl = 0;
+    for (uint32_t c = t->nodes[0].first_child; c != JM_NONE; c = t->nodes[c].next_sibling) {
+        calls += t->nodes[c].calls;
+        incl += t->nodes[c].incl_ns;
+    }
+    assert_int_equal(calls, 41);
+    assert_int_equal(incl, 41 * 50);
+    assert_int_not_equal(child(t, 0, JM_SITE_OTHER), JM_NONE);
+    assert_true(t->folded_calls > 0);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
+static void test_text_fit(void **state)
+{
+    (void)state;
+    char buf[64];
+    assert_int_equal(jm_text_fit(buf, sizeof buf, "plain", 0), 5);
+    assert_string_equal(buf, "plain");
+    jm_text_fit(buf, sizeof buf, "a\x1b[31mb\n", 0);
+    assert_string_equal(buf, "a\\x1b[31mb\\x0a");
+    jm_text_fit(buf, sizeof buf, "bad\xff utf", 0);
+    assert_string_equal(buf, "bad? utf");
+    assert_int_equal(jm_text_fit(buf, sizeof buf, "abcdefghij", 5), 5);
+    assert_string_equal(buf, "abcd\xE2\x80\xA6");
+    assert_int_equal(jm_text_fit(buf, sizeof buf, "abcde", 5), 5);
+    assert_string_equal(buf, "abcde");
+    assert_int_equal(jm_text_fit(buf, sizeof buf, "ä€x", 0), 3);
+    jm_text_fit(buf, 4, "abcdefgh", 0); /* cut to the buffer */
+    assert_string_equal(buf, "abc");
+}
+
+static void test_hunt_quiet_and_ranked(void **state)
+{
+    (void)state;
+    jager_reader *r = NULL;
+    assert_int_equal(jager_reader_open(rec_path, &r), JAGER_OK);
+    jm_model *m = NULL;
+    int rc;
+    assert_int_equal(jm_model_build(r, NULL, &m, &rc), JAGER_OK);
+    hunt_finding *f = NULL;
+    size_t n = 99;
+    assert_int_equal(hunt_run(m, NULL, &f, &n), 0);
+    /* A tiny steady nest: nothing costs enough to report, and no rule fires. */
+    for (size_t i = 0; i < n; i++) fail_msg("unexpected finding: %s", f[i].title);
+    hunt_free(f, n);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nest_tree),   cmocka_unit_test(test_missing_parent),
+        cmocka_unit_test(test_open_at_end), cmocka_unit_test(test_gc_overlap),
+        cmocka_unit_test(test_node_cap),    cmocka_unit_test(test_text_fit),
+        cmocka_unit_test(test_hunt_quiet_and_ranked),
+    };
+    return cmocka_run_group_tests(tests, make_recording, drop_recording);
+}
