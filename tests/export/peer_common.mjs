@@ -55,6 +55,8 @@ export function recording() {
     if (!tables.has(table)) tables.set(table, []);
     tables.get(table).push(row);
   }
+  // The file interleaves threads by drain, the memory sink by arrival: compare per thread.
+  for (const [k, v] of tables) tables.set(k, byThread(v));
   cached = { jgr, rows, tables };
   return cached;
 }
@@ -81,4 +83,10 @@ export function exclusiveBySite(spans) {
     out.set(s.name, (out.get(s.name) ?? 0n) + ex);
   }
   return out;
+}
+
+/** Stable sort by thread index (each thread's own order kept). Works for oracle rows
+ *  (thread as a string), reader rows (bigint) and Chrome events (tid). */
+export function byThread(rows, key = (r) => r.thread) {
+  return rows.map((r, i) => [BigInt(key(r)), i, r]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1])).map((x) => x[2]);
 }

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { jager, outPath, recording } from '../export/peer_common.mjs';
+import { byThread, jager, outPath, recording } from '../export/peer_common.mjs';
 
 const isInt = (v) => Number.isInteger(v);
 const ns = (us) => Math.round(us * 1000); // our ts/dur carry exactly three decimals
@@ -140,7 +140,7 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
   });
 
   // counters: every sample, exact values; monotonic ones per thread (id)
-  const cs = ev.filter((e) => e.ph === 'C' && e.cat === 'counter');
+  const cs = byThread(ev.filter((e) => e.ph === 'C' && e.cat === 'counter'), (e) => e.tid);
   assert.equal(cs.length, tables.get('counter').length);
   tables.get('counter').forEach((c, i) => {
     assert.equal(cs[i].name, c.name);
@@ -148,7 +148,7 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
     if (c.kind === 'monotonic') assert.equal(String(cs[i].id), c.thread);
   });
   // logs and marks
-  const logs = ev.filter((e) => e.ph === 'i' && e.cat === 'log');
+  const logs = byThread(ev.filter((e) => e.ph === 'i' && e.cat === 'log'), (e) => e.tid);
   assert.equal(logs.length, tables.get('log').length);
   tables.get('log').forEach((l, i) => {
     assert.equal(logs[i].args.body, l.body);
@@ -250,8 +250,11 @@ test('csv: one file per event type, RFC 4180, exact values', () => {
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(fs.readdirSync(out).sort(), [...tables.keys()].map((t) => `${t}.csv`).sort());
   for (const [table, want] of tables) {
-    const { rows, quoted } = parseCsv(fs.readFileSync(path.join(out, `${table}.csv`), 'utf8'));
-    assert.deepEqual(rows[0], Object.keys(want[0]), `${table} header`);
+    const parsed = parseCsv(fs.readFileSync(path.join(out, `${table}.csv`), 'utf8'));
+    assert.deepEqual(parsed.rows[0], Object.keys(want[0]), `${table} header`);
+    const order = byThread(parsed.rows.slice(1).map((r, i) => ({ thread: r[0], i }))).map((x) => x.i + 1);
+    const rows = [parsed.rows[0], ...order.map((i) => parsed.rows[i])];
+    const quoted = [parsed.quoted[0], ...order.map((i) => parsed.quoted[i])];
     assert.equal(rows.length - 1, want.length, `${table} rows`);
     want.forEach((w, i) => {
       const got = rows[i + 1];

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { jager, outPath, recording, requirePeers, run } from '../export/peer_common.mjs';
+import { byThread, jager, outPath, recording, requirePeers, run } from '../export/peer_common.mjs';
 
 requirePeers('@duckdb/node-api', 'hyparquet');
 const { DuckDBInstance } = await import('@duckdb/node-api');
@@ -55,7 +55,7 @@ const configs = [
   { codec: 'none', dict: 'always', rg: null },
   { codec: 'zstd', dict: 'never', rg: null },
   { codec: 'zstd', dict: 'always', rg: null },
-  { codec: 'zstd', dict: 'auto', rg: 7 },
+  { codec: 'zstd', dict: 'auto', rg: 100 },
   { codec: 'none', dict: 'auto', rg: 7 },
 ];
 
@@ -73,20 +73,24 @@ for (const cfg of configs) {
       const file = path.join(out, `${table}.parquet`);
       const cols = Object.keys(want[0]);
       // ---- DuckDB: values, column names and types
-      const { rows, names, types } = await query(`SELECT * FROM read_parquet(${sqlPath(file)})`);
+      const res = await query(`SELECT * FROM read_parquet(${sqlPath(file)})`);
+      const { names, types } = res;
+      const rows = byThread(res.rows);
       assert.deepEqual(names, cols, `${table}: columns`);
       cols.forEach((c, j) => assert.equal(types[j], expectedType(table, c, want.find((w) => w[c] !== null)?.[c]), `${table}.${c} type`));
       assert.equal(rows.length, want.length, `${table}: row count`);
       want.forEach((w, i) => cols.forEach((c) => same(rows[i][c], w[c], `duckdb ${table}[${i}].${c}`)));
 
       // ---- the file's own metadata, as DuckDB reads it
-      const meta = (await query(`SELECT row_group_id, path_in_schema, compression, encodings, type FROM parquet_metadata(${sqlPath(file)})`)).rows;
+      const meta = (await query(`SELECT row_group_id, path_in_schema, compression, encodings, type, num_values, stats_null_count FROM parquet_metadata(${sqlPath(file)})`)).rows;
       const groups = new Set(meta.map((m) => m.row_group_id)).size;
       assert.equal(groups, cfg.rg ? Math.ceil(want.length / cfg.rg) : 1, `${table}: row groups`);
       for (const m of meta) {
         assert.equal(m.compression, cfg.codec === 'zstd' ? 'ZSTD' : 'UNCOMPRESSED');
         const dictUsed = String(m.encodings).includes('RLE_DICTIONARY');
-        if (m.type !== 'BYTE_ARRAY' || cfg.dict === 'never') assert.ok(!dictUsed, `${table}.${m.path_in_schema}: plain`);
+        assert.ok(m.stats_null_count !== null, 'null counts are written');
+        const allNull = m.num_values === m.stats_null_count; /* nothing to put in a dictionary */
+        if (m.type !== 'BYTE_ARRAY' || cfg.dict === 'never' || allNull) assert.ok(!dictUsed, `${table}.${m.path_in_schema}: plain`);
         else if (cfg.dict === 'always') assert.ok(dictUsed, `${table}.${m.path_in_schema}: dictionary`);
       }
       if (cfg.dict === 'auto' && table === 'span')
@@ -102,7 +106,7 @@ for (const cfg of configs) {
       const kv = Object.fromEntries((md.key_value_metadata ?? []).map((e) => [e.key, e.value]));
       assert.equal(kv['jager.event_type'], table);
       assert.equal(kv['test.hostile'], 'quote " comma , newline \n <script>alert(1)</script> ü');
-      const objs = await parquetReadObjects({ file: ab, compressors: { ZSTD: zstdDecompress } });
+      const objs = byThread(await parquetReadObjects({ file: ab, compressors: { ZSTD: zstdDecompress } }));
       assert.equal(objs.length, want.length);
       want.forEach((w, i) => cols.forEach((c) => same(objs[i][c], w[c], `hyparquet ${table}[${i}].${c}`)));
     }
@@ -117,7 +121,7 @@ test('parquet: values beyond INT64_MAX keep their unsigned value; hostile string
   assert.equal(rows[0].count, 18446744073709551615n);
   assert.equal(rows[0].label, 'label, "quoted"\nü');
   assert.equal(rows[3].label, null);
-  const logs = (await query(`SELECT body FROM read_parquet(${sqlPath(path.join(out, 'log.parquet'))})`)).rows.map((r) => r.body);
+  const logs = byThread((await query(`SELECT thread, body FROM read_parquet(${sqlPath(path.join(out, 'log.parquet'))})`)).rows).map((r) => r.body);
   assert.ok(logs.includes('invalid utf-8: \uFFFD\uFFFD end'), 'invalid UTF-8 replaced, the rest kept');
   assert.ok(logs.includes('quote " comma , newline \n cr \r tab \t end'));
   assert.deepEqual(logs, tables.get('log').map((l) => l.body));

@@ -134,8 +134,8 @@ static void begin_event(chrome_state *s, const char *name, size_t name_len, cons
 {
     tu_buf *b = &s->b;
     b->len = 0;
-    if (s->events++) tu_buf_put(b, ",\n", 2);
-    tu_buf_put(b, "{\"name\":", 8);
+    if (s->events++) TU_PUTS(b, ",\n");
+    TU_PUTS(b, "{\"name\":");
     ex_json_str(b, name, name_len);
     tu_buf_printf(b, ",\"cat\":\"%s\",\"ph\":\"%s\",\"ts\":", cat, ph);
     put_ts(s, ts);
@@ -164,7 +164,7 @@ static void put_site_args(chrome_state *s, uint32_t site)
     tu_buf_printf(&s->b, "\"site\":%u", site);
     if (site && jager_reader_site(s->r, site, &name, &file, &line) == JAGER_OK) {
         if (file && *file) {
-            tu_buf_put(&s->b, ",\"file\":", 8);
+            TU_PUTS(&s->b, ",\"file\":");
             ex_json_str(&s->b, file, (size_t)-1);
         }
         tu_buf_printf(&s->b, ",\"line\":%u", line);
@@ -219,21 +219,21 @@ static void on_span(chrome_state *s, const jager_event *ev)
     char nb[256];
     const char *name = site_name(s, sp->h.aux, nb, sizeof nb);
     begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev->thread);
-    tu_buf_put(&s->b, ",\"dur\":", 7);
+    TU_PUTS(&s->b, ",\"dur\":");
     put_time(&s->b, (int64_t)(sp->end_ns - sp->start_ns));
-    tu_buf_put(&s->b, ",\"args\":{", 9);
+    TU_PUTS(&s->b, ",\"args\":{");
     put_site_args(s, sp->h.aux);
     tu_buf_printf(&s->b, ",\"span_id\":%u,\"parent_id\":%u", sp->span_id, sp->parent_id);
     if (sp->bytes) tu_buf_printf(&s->b, ",\"bytes\":%" PRIu64, sp->bytes);
     pending *p = pend_find(s, (uint64_t)ev->thread << 32 | sp->span_id, 0);
     if (p) {
         if (p->attrs.len) {
-            tu_buf_put(&s->b, ",\"attributes\":{", 15);
+            TU_PUTS(&s->b, ",\"attributes\":{");
             tu_buf_put(&s->b, p->attrs.data, p->attrs.len);
             tu_buf_putc(&s->b, '}');
         }
         if (p->error.len) {
-            tu_buf_put(&s->b, ",\"error\":", 9);
+            TU_PUTS(&s->b, ",\"error\":");
             tu_buf_put(&s->b, p->error.data, p->error.len);
         }
         pend_remove(s, p);
@@ -283,8 +283,8 @@ static void on_span_extra(chrome_state *s, const jager_event *ev)
     }
     char nb[256];
     begin_event(s, is_attr ? "span attributes" : "span error", (size_t)-1, "span", "i", ev->time_ns, ev->thread);
-    tu_buf_put(&s->b, ",\"s\":\"t\",\"args\":{", 17);
-    tu_buf_put(&s->b, "\"site\":", 7);
+    TU_PUTS(&s->b, ",\"s\":\"t\",\"args\":{");
+    TU_PUTS(&s->b, "\"site\":");
     ex_json_str(&s->b, site_name(s, h->aux, nb, sizeof nb), (size_t)-1);
     tu_buf_printf(&s->b, ",\"span_id\":%u,\"%s\":", span_id, is_attr ? "attributes" : "error");
     tu_buf_put(&s->b, s->tmp.data, s->tmp.len);
@@ -309,14 +309,14 @@ static void on_log(chrome_state *s, const jager_event *ev)
     tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"severity_number\":%u,\"body\":",
                   ex_severity_text(sev), sev);
     ex_json_str(&s->b, body, blen);
-    if (l->h.aux & JAGER_LOG_TRUNCATED) tu_buf_put(&s->b, ",\"truncated\":true", 17);
+    if (l->h.aux & JAGER_LOG_TRUNCATED) TU_PUTS(&s->b, ",\"truncated\":true");
     if (l->nattrs && a) {
-        tu_buf_put(&s->b, ",\"attributes\":", 14);
+        TU_PUTS(&s->b, ",\"attributes\":");
         ex_json_attrs(&s->b, a, ae);
     }
     if (l->site) {
         char nb[256];
-        tu_buf_put(&s->b, ",\"site\":", 8);
+        TU_PUTS(&s->b, ",\"site\":");
         ex_json_str(&s->b, site_name(s, l->site, nb, sizeof nb), (size_t)-1);
         tu_buf_printf(&s->b, ",\"span_id\":%u", l->span_id);
     }
@@ -340,7 +340,7 @@ static void on_counter(chrome_state *s, const jager_event *ev)
     begin_event(s, name, (size_t)-1, "counter", "C", ev->time_ns, ev->thread);
     /* A monotonic counter's samples are the running total of the emitting thread. */
     if (kind == JAGER_COUNTER_MONOTONIC) tu_buf_printf(&s->b, ",\"id\":%u", ev->thread);
-    tu_buf_put(&s->b, ",\"args\":{\"value\":", 17);
+    TU_PUTS(&s->b, ",\"args\":{\"value\":");
     ex_json_f64(&s->b, c->value);
     tu_buf_putc(&s->b, '}');
     end_event(s);
@@ -358,7 +358,7 @@ static void on_simple_instant(chrome_state *s, const jager_event *ev)
             name = nb;
         }
         begin_event(s, name, (size_t)-1, "mark", "i", ev->time_ns, ev->thread);
-        tu_buf_put(&s->b, ",\"s\":\"p\"", 8);
+        TU_PUTS(&s->b, ",\"s\":\"p\"");
     } else if (ev->type == JAGER_EV_DROP) {
         static const char *const reasons[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
         const jager_rec_drop *d = (const void *)h;
@@ -372,7 +372,7 @@ static void on_simple_instant(chrome_state *s, const jager_event *ev)
         begin_event(s, "diagnostic", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
         tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"source\":", ex_severity_text(h->aux));
         ex_json_str(&s->b, src ? src : "", (size_t)-1);
-        tu_buf_put(&s->b, ",\"text\":", 8);
+        TU_PUTS(&s->b, ",\"text\":");
         ex_json_str(&s->b, (const char *)h + sizeof *d, n);
         tu_buf_putc(&s->b, '}');
     }
@@ -471,7 +471,7 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
             if (d->fields[f].kind == JAGER_FIELD_STRING && d->fields[f].name && !strcmp(d->fields[f].name, "signature"))
                 sig = jager_reader_string(s->r, (uint32_t)p->fields[f]);
         begin_event(s, sig && lane == LANE_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
-        tu_buf_put(&s->b, ",\"dur\":", 7);
+        TU_PUTS(&s->b, ",\"dur\":");
         put_time(&s->b, (int64_t)dur);
         tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread, dur);
         put_fields(s, d, p, have, df, 0);
@@ -480,13 +480,13 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
     }
     case STYLE_COUNTER:
         begin_event(s, d->name, (size_t)-1, d->name, "C", ev->time_ns, ev->thread);
-        tu_buf_put(&s->b, ",\"args\":{", 9);
+        TU_PUTS(&s->b, ",\"args\":{");
         put_fields(s, d, p, have, -1, 1);
         tu_buf_putc(&s->b, '}');
         break;
     default:
         begin_event(s, d->name, (size_t)-1, d->name, "i", ev->time_ns, ev->thread);
-        tu_buf_put(&s->b, ",\"s\":\"t\",\"args\":{", 17);
+        TU_PUTS(&s->b, ",\"s\":\"t\",\"args\":{");
         put_fields(s, d, p, have, -1, 1);
         tu_buf_putc(&s->b, '}');
     }
@@ -562,7 +562,7 @@ static void meta_event(chrome_state *s, const char *what, uint64_t tid, const ch
 {
     tu_buf *b = &s->b;
     b->len = 0;
-    if (s->events++) tu_buf_put(b, ",\n", 2);
+    if (s->events++) TU_PUTS(b, ",\n");
     tu_buf_printf(b, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%lld", what, s->pid);
     if (tid) tu_buf_printf(b, ",\"tid\":%" PRIu64, tid);
     tu_buf_printf(b, ",\"args\":{\"%s\":", key);
@@ -582,12 +582,12 @@ static int chrome_finish(void *st)
         begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, p->key >> 32);
         tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"span_id\":%u", (uint32_t)p->key);
         if (p->attrs.len) {
-            tu_buf_put(&s->b, ",\"attributes\":{", 15);
+            TU_PUTS(&s->b, ",\"attributes\":{");
             tu_buf_put(&s->b, p->attrs.data, p->attrs.len);
             tu_buf_putc(&s->b, '}');
         }
         if (p->error.len) {
-            tu_buf_put(&s->b, ",\"error\":", 9);
+            TU_PUTS(&s->b, ",\"error\":");
             tu_buf_put(&s->b, p->error.data, p->error.len);
         }
         tu_buf_putc(&s->b, '}');
@@ -629,7 +629,7 @@ static int chrome_finish(void *st)
     /* trailer: display unit and the run's metadata */
     tu_buf *b = &s->b;
     b->len = 0;
-    tu_buf_put(b, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"jager.source\":", 53);
+    TU_PUTS(b, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"jager.source\":");
     ex_json_str(b, s->o->input, (size_t)-1);
     size_t nmeta = jager_reader_meta_count(s->r);
     for (size_t i = 0; i < nmeta; i++) {
@@ -640,7 +640,7 @@ static int chrome_finish(void *st)
         tu_buf_putc(b, ':');
         ex_json_str(b, v ? v : "", (size_t)-1);
     }
-    tu_buf_put(b, "}}\n", 3);
+    TU_PUTS(b, "}}\n");
     if (fwrite(b->data, 1, b->len, s->f) != b->len) s->failed = 1;
     if (s->f != stdout) {
         if (fclose(s->f) != 0) s->failed = 1;

@@ -42,7 +42,7 @@ int ex_utf8_clean(tu_buf *b, const char *s, size_t n)
     for (size_t i = 0; i < n;) {
         size_t l = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
         if (l) { i += l; continue; }
-        if (tu_buf_put(b, s + run, i - run) || tu_buf_put(b, "\xEF\xBF\xBD", 3)) return -1;
+        if (tu_buf_put(b, s + run, i - run) || TU_PUTS(b, "\xEF\xBF\xBD")) return -1;
         run = ++i;
     }
     return tu_buf_put(b, s + run, n - run);
@@ -50,7 +50,7 @@ int ex_utf8_clean(tu_buf *b, const char *s, size_t n)
 
 int ex_json_str(tu_buf *b, const char *s, size_t n)
 {
-    if (!s) return tu_buf_put(b, "null", 4);
+    if (!s) return TU_PUTS(b, "null");
     if (n == (size_t)-1) n = strlen(s);
     const unsigned char *p = (const unsigned char *)s;
     if (tu_buf_putc(b, '"')) return -1;
@@ -91,7 +91,7 @@ int ex_json_str(tu_buf *b, const char *s, size_t n)
 
 int ex_json_f64(tu_buf *b, double v)
 {
-    if (!isfinite(v)) return tu_buf_put(b, "null", 4);
+    if (!isfinite(v)) return TU_PUTS(b, "null");
     return tu_buf_printf(b, "%.17g", v);
 }
 
@@ -110,7 +110,7 @@ int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end)
         case JAGER_ATTR_F64: rc = ex_json_f64(b, a.f64); break;
         case JAGER_ATTR_BOOL: rc = tu_buf_put(b, a.i64 ? "true" : "false", a.i64 ? 4 : 5); break;
         case JAGER_ATTR_STR: rc = ex_json_str(b, a.str, a.str_len); break;
-        default: rc = tu_buf_put(b, "null", 4);
+        default: rc = TU_PUTS(b, "null");
         }
         if (rc) return -1;
     }

@@ -7,6 +7,9 @@
 
 #include "toolutil.h"
 
+/** Append a string literal (its length computed at compile time). 0 or -1. */
+#define TU_PUTS(b, lit) tu_buf_put((b), (lit), sizeof(lit) - 1)
+
 /** Append \p s (n bytes; NUL-terminated when n == (size_t)-1; NULL writes null) as a JSON
  *  string, escaped exactly like tu_json_str (also safe inside HTML <script>). 0 or -1 (OOM). */
 int ex_json_str(tu_buf *b, const char *s, size_t n);

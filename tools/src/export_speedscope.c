@@ -145,11 +145,10 @@ static int ss_finish(void *st)
     FILE *f = s->f;
     tu_buf *b = &s->b;
     b->len = 0;
-    tu_buf_put(b, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"jager@",
-               strlen("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"jager@"));
+    TU_PUTS(b, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"jager@");
     tu_buf_printf(b, "%s\",\"name\":", JAGER_VERSION_STRING);
     ex_json_str(b, s->o->input, (size_t)-1);
-    tu_buf_put(b, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", 45);
+    TU_PUTS(b, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
     uint32_t nsites = jager_reader_site_count(s->r);
     for (uint32_t site = 1; site <= nsites; site++) {
         const char *name = NULL, *file = NULL;
@@ -161,17 +160,17 @@ static int ss_finish(void *st)
             file = NULL;
         }
         if (site > 1) tu_buf_putc(b, ',');
-        tu_buf_put(b, "{\"name\":", 8);
+        TU_PUTS(b, "{\"name\":");
         ex_json_str(b, name, (size_t)-1);
         if (file && *file) {
-            tu_buf_put(b, ",\"file\":", 8);
+            TU_PUTS(b, ",\"file\":");
             ex_json_str(b, file, (size_t)-1);
             if (line) tu_buf_printf(b, ",\"line\":%u", line);
         }
         tu_buf_putc(b, '}');
     }
-    if (nsites == 0) tu_buf_put(b, "{\"name\":\"(none)\"}", 17);
-    tu_buf_put(b, "]},\"profiles\":[", 15);
+    if (nsites == 0) TU_PUTS(b, "{\"name\":\"(none)\"}");
+    TU_PUTS(b, "]},\"profiles\":[");
     if (fwrite(b->data, 1, b->len, f) != b->len) s->failed = 1;
     int first = 1;
     for (uint32_t t = 0; t < s->nthreads && !s->failed; t++) {
@@ -186,7 +185,7 @@ static int ss_finish(void *st)
         b->len = 0;
         if (!first) tu_buf_putc(b, ',');
         first = 0;
-        tu_buf_put(b, "{\"type\":\"evented\",\"name\":", 25);
+        TU_PUTS(b, "{\"type\":\"evented\",\"name\":");
         ex_json_str(b, nb, (size_t)-1);
         tu_buf_printf(b, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"events\":[",
                       th->last_at);

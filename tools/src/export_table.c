@@ -337,6 +337,7 @@ static void fill_plugin(const ex_table *t, const jager_reader *r, const jager_ev
     const jager_rec_plugin *p = (const void *)h;
     size_t total = (size_t)h->words * 8u;
     size_t have = total >= sizeof *p ? (total - sizeof *p) / 8u : 0;
+    put_i64(w, ev->thread);
     put_i64(w, (int64_t)ev->time_ns);
     for (uint32_t f = 0; f < t->desc->nfields; f++) {
         uint32_t kind = t->desc->fields[f].kind;
