@@ -121,6 +121,27 @@ function stop_compile_capture!()
     return nothing
 end
 
+"""
+    without_capture(f)
+
+Run `f()` with compile capture paused, so that what the sensor itself compiles while
+draining (its verdict code, on first use) is not reported as the program's compiles.
+Compiles on other threads during the pause are not seen either.
+"""
+function without_capture(f)
+    io = CAPTURE.io
+    hooked = CAPTURE.hooked
+    io === nothing && return f()
+    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
+    hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
+    try
+        return f()
+    finally
+        hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
+        ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
+    end
+end
+
 # The text jl_dump_compiles writes for a type (jl_static_show), through the scratch stream.
 function static_show(io::IOStream, @nospecialize(T))
     seekstart(io)
@@ -132,10 +153,7 @@ end
 # New whole lines of the dump since the last drain. Dumping pauses while the stream is
 # flushed, so the compiler never writes into a buffer being flushed.
 function read_dump_lines!()
-    io = CAPTURE.io
-    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
-    flush(io)
-    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
+    flush(CAPTURE.io) # called under without_capture: the compiler is not writing
     data = open(CAPTURE.path, "r") do r
         seek(r, CAPTURE.offset)
         read(r)

@@ -69,6 +69,7 @@ function activate!()
         SENSOR.specializations = fnptr(p, 3)
         SENSOR.instability = fnptr(p, 4)
         empty!(FLAGGED)
+        warm_up()
         start_compile_capture!() || say_once(:compile, "jl_dump_compiles is unavailable; no compile events")
         SENSOR.active = true
         return true
@@ -76,6 +77,18 @@ function activate!()
         unlock(LOCK)
     end
 end
+
+# Compile the sensor's own entry points before capture starts, so that the recording's
+# compile events are the program's, not the sensor's.
+function warm_up()
+    precompile(on_new_signature, (UInt32, Type))
+    precompile(on_stop, ())
+    precompile(on_flush, ())
+    precompile(without_capture, (Function,))
+    return nothing
+end
+
+
 
 "Deactivate after a final drain; the table dies with jager_shutdown."
 function deactivate!()
@@ -100,13 +113,24 @@ end
 "START_HOOKS: activate when the dispatch plugin is loaded."
 on_start() = (activate!(); nothing)
 
+# Each hook is a thin shell: the work runs through `invokelatest` with compile capture
+# paused, so the sensor's own first-use compilation never shows up as the program's
+# compile events (and the shells are compiled before capture starts, see warm_up).
+
 """
 NEW_SIGNATURE_HOOKS: a @jäger site saw a new signature. Records the first sight and queues
 the verdict; costs a string and one ccall, once per (site, signature). Never throws.
 """
 function on_new_signature(site::UInt32, @nospecialize(sig::Type))
+    SENSOR.active || activate!() || return nothing
+    without_capture() do
+        Base.invokelatest(new_signature, site, sig)
+    end
+    return nothing
+end
+
+function new_signature(site::UInt32, @nospecialize(sig::Type))
     try
-        activate!() || return nothing
         text = ""
         lock(LOCK)
         try
@@ -127,10 +151,8 @@ end
 "STOP_HOOKS: the final drain, then step aside."
 function on_stop()
     SENSOR.active || return nothing
-    try
-        drain!()
-    catch e
-        say_once(:drain, "final drain failed: $(sprint(showerror, e))")
+    without_capture() do
+        Base.invokelatest(guarded_drain)
     end
     deactivate!()
     return nothing
@@ -139,6 +161,13 @@ end
 "FLUSH_HOOKS: an intermediate drain."
 function on_flush()
     SENSOR.active || return nothing
+    without_capture() do
+        Base.invokelatest(guarded_drain)
+    end
+    return nothing
+end
+
+function guarded_drain()
     try
         drain!()
     catch e
@@ -159,6 +188,18 @@ Returns counts of what was sent.
 """
 function drain!()
     SENSOR.active || return (verdicts = 0, unstable = 0, counts = 0, compiles = 0, methods = 0)
+    # Compiles up to now are the program's; what the drain compiles for itself is not.
+    ncompiles = without_capture() do
+        drain_compiles!() do t, codegen, inference, sig
+            ccall(SENSOR.compile, Int32, (UInt64, UInt64, UInt64, Cstring), t, codegen, inference, cstring_safe(sig))
+        end
+    end
+    return without_capture() do
+        drain_rest!(ncompiles)
+    end
+end
+
+function drain_rest!(ncompiles::Int)
     lock(LOCK)
     pending, sites = try
         (splice!(PENDING, 1:length(PENDING)), collect(SITES))
@@ -187,9 +228,6 @@ function drain!()
             ccall(SENSOR.signature_count, Int32, (UInt32, Cstring, UInt64), site, text, UInt64(n))
             ncounts += 1
         end
-    end
-    ncompiles = drain_compiles!() do t, codegen, inference, sig
-        ccall(SENSOR.compile, Int32, (UInt64, UInt64, UInt64, Cstring), t, codegen, inference, cstring_safe(sig))
     end
     nmethods = census!()
     return (verdicts = length(pending), unstable = nunstable, counts = ncounts, compiles = ncompiles,
@@ -241,3 +279,20 @@ function __init__()
         in(on_flush, hooks) || push!(hooks, on_flush)
     end
 end
+
+# Inferred during package precompilation (cached in the .ji): what is left at run time is
+# code generation, so the first drain of a session costs less.
+precompile(new_signature, (UInt32, Type))
+precompile(guarded_drain, ())
+precompile(drain!, ())
+precompile(drain_rest!, (Int,))
+precompile(verdict, (Type,))
+precompile(verdict_unsafe, (Type,))
+precompile(scan, (Core.CodeInfo, Any))
+precompile(typed_ir, (Type,))
+precompile(census!, ())
+precompile(track_methods!, (Type,))
+precompile(sig_text, (Type,))
+precompile(read_dump_lines!, ())
+precompile(static_show, (IOStream, Type))
+precompile(activate!, ())
