@@ -241,16 +241,21 @@ static int write_meta(file_sink *fs)
         put_str(fs, v ? v : "");
         fs->blk_entries++;
     }
+    /* What the reader needs even if the registry did not say it: the clock, and the
+     * wall-clock time of clock.start_ns (the registry's anchor may precede it). */
     char num[64];
+    uint64_t start_ns = jg_clock_state.ns0;
+    const char *s = jg_meta_get("clock.start_ns");
+    if (s) start_ns = strtoull(s, NULL, 10);
     snprintf(num, sizeof num, "%.17g", jg_clock_state.ticks_per_ns);
     put_meta_entry_once(fs, "clock.ticks_per_ns", num);
-    snprintf(num, sizeof num, "%llu", (unsigned long long)jg_clock_state.ns0);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)start_ns);
     put_meta_entry_once(fs, "clock.start_ns", num);
-    snprintf(num, sizeof num, "%llu", (unsigned long long)jg_clock_state.unix_ns0);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)(jg_clock_state.unix_ns0 + (start_ns - jg_clock_state.ns0)));
     put_meta_entry_once(fs, "clock.start_unix_ns", num);
     put_meta_entry_once(fs, "clock.source", jg_clock_state.use_tsc ? "tsc" : "clock_gettime");
     put_meta_entry_once(fs, "jager.version", jager_version_string());
-    put_meta_entry_once(fs, "jager.plugins", plugins);
+    if (*plugins) put_meta_entry_once(fs, "jager.plugins", plugins);
     if (blk_emit(fs) != 0) return -1;
     fs->meta_written = 1;
     fs->w_meta_gen = gen;

@@ -80,6 +80,7 @@ int fx_record(const char *path, int threads, int iters, fx_expect *ex)
         pthread_create(&th[t], NULL, fx_worker, &args[t]);
     }
     for (int t = 0; t < threads; t++) pthread_join(th[t], NULL);
+    jager_metadata_set("test.evil", "</script>\n\x1b[31m\"");
     jager_flush(); /* a STATS block mid-file, then more events after it */
     jager_mark("after flush");
     jager_shutdown();
