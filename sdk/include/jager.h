@@ -276,11 +276,11 @@ typedef struct jager_attr {
     uint32_t kind;     /**< a jager_attr_kind */
     uint32_t reserved; /**< 0 */
     union {
-        int64_t i64;
-        double f64;
-        const char *str;
-        int64_t boolean;
-    } value;
+        int64_t i64; /**< JAGER_ATTR_I64 value */
+        double f64; /**< JAGER_ATTR_F64 value */
+        const char *str; /**< JAGER_ATTR_STR value (UTF-8, NUL-terminated) */
+        int64_t boolean; /**< JAGER_ATTR_BOOL value (0 or 1) */
+    } value; /**< the value, per kind */
 } jager_attr;
 
 /**
@@ -308,14 +308,16 @@ JAGER_API void jager_span_error(jager_span span, const char *message);
  */
 typedef struct jager_site_stat {
     uint32_t struct_size; /**< in: the caller's sizeof(jager_site_stat) */
-    jager_site site;
+    jager_site site; /**< the site */
     uint64_t calls;       /**< spans ended */
     uint64_t total_ns;    /**< sum of durations */
     uint64_t min_ns;      /**< 0 when calls == 0 */
-    uint64_t max_ns;
+    uint64_t max_ns;      /**< longest call */
     uint64_t bytes;       /**< sum of bytes passed to jager_span_end_bytes() */
     uint64_t errors;      /**< jager_span_error() calls */
-    uint64_t p50_ns, p90_ns, p99_ns; /**< from the histogram */
+    uint64_t p50_ns; /**< median, from the histogram */
+    uint64_t p90_ns; /**< 90th percentile, from the histogram */
+    uint64_t p99_ns; /**< 99th percentile, from the histogram */
     uint64_t hist[JAGER_HIST_BUCKETS]; /**< counts; see jager_hist_bucket_lower_ns() */
 } jager_site_stat;
 
@@ -414,11 +416,11 @@ JAGER_API void jager_mark(const char *name);
 
 /** A W3C trace context. All-zero trace_id or span_id is invalid. */
 typedef struct jager_trace_context {
-    uint8_t trace_id[16];
-    uint8_t span_id[8];
+    uint8_t trace_id[16]; /**< 128-bit trace id */
+    uint8_t span_id[8]; /**< 64-bit span (parent) id */
     uint8_t flags;       /**< trace-flags; bit 0 = sampled */
     uint8_t version;     /**< 0 */
-    uint8_t reserved[6];
+    uint8_t reserved[6]; /**< zeros */
 } jager_trace_context;
 
 /** Length of a version-00 traceparent string, without the terminating NUL. */

@@ -71,8 +71,8 @@ typedef enum jager_core_event_type {
 /** A complete span (written at its end). 40 bytes. */
 typedef struct jager_rec_span {
     jager_record h;     /**< type JAGER_EV_SPAN, aux = site */
-    uint64_t start_ns;
-    uint64_t end_ns;
+    uint64_t start_ns; /**< begin time (jager_now_ns base) */
+    uint64_t end_ns; /**< end time (jager_now_ns base) */
     uint32_t span_id;   /**< per-thread id, 1-based */
     uint32_t parent_id; /**< enclosing span's id on the same thread, 0 at top level */
     uint64_t bytes;     /**< bytes allocated inside (jager_span_end_bytes), else 0 */
@@ -88,56 +88,56 @@ typedef struct jager_rec_span {
 /** A log record: fixed part, then body (body_len bytes, padded to 8), then attributes. */
 typedef struct jager_rec_log {
     jager_record h;       /**< type JAGER_EV_LOG, aux = severity | flags */
-    uint64_t time_ns;
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
     uint32_t span_id;     /**< innermost open span on the thread, 0 if none */
     uint32_t site;        /**< its site, 0 if none */
     uint8_t trace_id[16]; /**< current trace context, zeros if none */
-    uint8_t ctx_span_id[8];
-    uint32_t body_len;
-    uint32_t nattrs;
+    uint8_t ctx_span_id[8]; /**< span id of the current trace context, zeros if none */
+    uint32_t body_len; /**< body bytes (UTF-8, not NUL-terminated) */
+    uint32_t nattrs; /**< attributes that follow */
 } jager_rec_log;
 
 /** A counter sample. */
 typedef struct jager_rec_counter {
     jager_record h; /**< type JAGER_EV_COUNTER, aux = counter id */
-    uint64_t time_ns;
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
     double value;   /**< running total (monotonic) or level (gauge) */
 } jager_rec_counter;
 
 /** An instant mark. */
 typedef struct jager_rec_mark {
     jager_record h; /**< type JAGER_EV_MARK, aux = string id */
-    uint64_t time_ns;
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
 } jager_rec_mark;
 
 /** Events lost on one thread since its previous drop report (written by the collector). */
 typedef struct jager_rec_drop {
     jager_record h; /**< type JAGER_EV_DROP, aux = jager_drop_reason */
-    uint64_t time_ns;
-    uint64_t count;
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    uint64_t count; /**< events lost */
 } jager_rec_drop;
 
 /** A diagnostic from the core or a plugin; text follows (text_len bytes, padded to 8). */
 typedef struct jager_rec_diag {
     jager_record h;  /**< type JAGER_EV_DIAG, aux = severity */
-    uint64_t time_ns;
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
     uint32_t source; /**< string id of the plugin name, or of "core" */
-    uint32_t text_len;
+    uint32_t text_len; /**< text bytes that follow */
 } jager_rec_diag;
 
 /** Attributes of an open span; an attribute list follows. */
 typedef struct jager_rec_span_attr {
     jager_record h; /**< type JAGER_EV_SPAN_ATTR, aux = site */
-    uint32_t span_id;
-    uint32_t nattrs;
+    uint32_t span_id; /**< the span's per-thread id */
+    uint32_t nattrs; /**< attributes that follow */
 } jager_rec_span_attr;
 
 /** A span marked as failed; message follows (msg_len bytes, padded to 8). */
 typedef struct jager_rec_span_error {
     jager_record h; /**< type JAGER_EV_SPAN_ERROR, aux = site */
-    uint64_t time_ns;
-    uint32_t span_id;
-    uint32_t msg_len;
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    uint32_t span_id; /**< the span's per-thread id */
+    uint32_t msg_len; /**< message bytes that follow */
 } jager_rec_span_error;
 
 /**
@@ -145,8 +145,8 @@ typedef struct jager_rec_span_error {
  * one 8-byte value per field of the registered type, in declaration order.
  */
 typedef struct jager_rec_plugin {
-    jager_record h;
-    uint64_t time_ns;
+    jager_record h; /**< record header */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
     uint64_t fields[]; /**< reinterpret per jager_field_desc.kind */
 } jager_rec_plugin;
 
@@ -171,17 +171,17 @@ typedef enum jager_field_kind {
 typedef struct jager_field_desc {
     const char *name; /**< snake_case, unique within the type */
     uint32_t kind;    /**< a jager_field_kind */
-    uint32_t reserved;
+    uint32_t reserved; /**< 0; reserved for future use */
 } jager_field_desc;
 
 /** A registered event type, as the host and readers describe it. */
 typedef struct jager_type_desc {
-    uint32_t struct_size;
+    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
     uint16_t id;        /**< the record type */
     uint16_t builtin;   /**< 1 for core types (fixed layouts above), 0 for plugin types */
     const char *name;   /**< "<plugin>.<event>", e.g. "gc.pause"; core types "span", "log", … */
-    uint32_t nfields;
-    const jager_field_desc *fields;
+    uint32_t nfields; /**< number of fields */
+    const jager_field_desc *fields; /**< field descriptions, nfields entries */
 } jager_type_desc;
 
 /** Maximum fields in one plugin event type. */
@@ -196,19 +196,19 @@ typedef struct jager_type_desc {
 
 /** A batch of whole records from one thread. */
 typedef struct jager_batch {
-    uint32_t struct_size;
+    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
     uint32_t thread;       /**< thread index (1-based, see host->thread_info) */
     const uint8_t *data;   /**< records back to back, no JAGER_EV_PAD */
-    size_t bytes;
+    size_t bytes; /**< bytes in data */
     uint64_t events;       /**< records in data */
 } jager_batch;
 
 /** A sink vtable. The struct is copied at registration; \p ctx is passed back. */
 typedef struct jager_sink {
     uint32_t struct_size;                    /**< sizeof(jager_sink) at build time */
-    uint32_t reserved;
+    uint32_t reserved; /**< 0; reserved for future use */
     const char *name;                        /**< for diagnostics */
-    void *ctx;
+    void *ctx; /**< opaque pointer passed back to every callback */
     jager_status (*open)(void *ctx);         /**< optional; before the first batch */
     jager_status (*write)(void *ctx, const jager_batch *batch); /**< required; non-zero counts the batch as dropped (JAGER_DROP_SINK) */
     void (*flush)(void *ctx);                /**< optional; after each drain requested by jager_flush() and at close */
@@ -238,9 +238,9 @@ enum jager_diag_level { JAGER_DIAG_DEBUG = 5, JAGER_DIAG_INFO = 9, JAGER_DIAG_WA
  * returns. Check struct_size before using a field added after 1.0.
  */
 typedef struct jager_host_api {
-    uint32_t struct_size;
-    uint16_t abi_major;
-    uint16_t abi_minor;
+    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
+    uint16_t abi_major; /**< JAGER_PLUGIN_ABI_MAJOR of the host */
+    uint16_t abi_minor; /**< JAGER_PLUGIN_ABI_MINOR of the host */
     /* ---- 1.0 ---- */
     /** Register an event type named "<plugin>.<event>"; same name and fields again returns
      *  the same id, same name with other fields is JAGER_E_INVALID. [any-thread] (lock) */
@@ -291,8 +291,8 @@ typedef struct jager_host_api {
 typedef struct jager_option_desc {
     const char *key;           /**< "depth": read as JAGER_<PLUGIN>_DEPTH */
     const char *type;          /**< "int", "bool", "string", "bytes", "duration" */
-    const char *default_value;
-    const char *help;
+    const char *default_value; /**< default as text */
+    const char *help; /**< one line of help */
 } jager_option_desc;
 
 /**
@@ -306,22 +306,22 @@ typedef struct jager_plugin_descriptor {
     uint32_t struct_size;    /**< sizeof(jager_plugin_descriptor) the plugin was built with */
     uint16_t abi_major;      /**< JAGER_PLUGIN_ABI_MAJOR the plugin was built with */
     uint16_t abi_minor;      /**< JAGER_PLUGIN_ABI_MINOR the plugin was built with */
-    const char *name;        /**< must equal <name> of libjager-<name>.so */
+    const char *name;        /**< must equal NAME in libjager-NAME.so */
     const char *version;     /**< the plugin's own version string */
-    const char *description;
+    const char *description; /**< one line saying what the plugin records */
     /* ---- 1.0 ---- */
     /** Required. Register types and sinks; return JAGER_E_UNSUPPORTED to step aside quietly
      *  with a reason logged through host->log (e.g. "not a Julia process"). */
     jager_status (*init)(const jager_host_api *host, jager_plugin_handle *self, void **state);
-    jager_status (*start)(void *state);
-    void (*flush)(void *state);
-    void (*stop)(void *state);
-    void (*shutdown)(void *state);
+    jager_status (*start)(void *state); /**< optional: begin recording (after every plugin initialised) */
+    void (*flush)(void *state); /**< optional: collector thread, before each drain requested by jager_flush() */
+    void (*stop)(void *state); /**< optional: at jager_shutdown(), before the final drain; emit summaries here */
+    void (*shutdown)(void *state); /**< optional: free everything; sinks are closed */
     /** Versioned extension tables, e.g. "jager.dispatch/1"; NULL if unknown. */
     const void *(*get_extension)(void *state, const char *id);
-    const jager_option_desc *options;
-    uint32_t noptions;
-    uint32_t reserved0;
+    const jager_option_desc *options; /**< typed options the plugin reads (may be NULL) */
+    uint32_t noptions; /**< entries in options */
+    uint32_t reserved0; /**< 0 */
     void *reserved[8];       /**< NULL */
 } jager_plugin_descriptor;
 

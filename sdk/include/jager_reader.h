@@ -63,7 +63,7 @@ typedef struct jager_event {
     const jager_record *rec; /**< the record (layouts in jager_plugin.h); valid until the next call */
     uint32_t thread;         /**< thread index (see jager_reader_thread) */
     uint16_t type;           /**< rec->type */
-    uint16_t reserved;
+    uint16_t reserved; /**< 0; reserved for future use */
     uint64_t time_ns;        /**< start (span) or time of the event; 0 if the type has none */
     uint64_t end_ns;         /**< end of a span; equals time_ns for instant events */
 } jager_event;
@@ -90,9 +90,10 @@ JAGER_API jager_status jager_reader_rewind(jager_reader *r);
 
 /** What the reader learned about the file as a whole. */
 typedef struct jager_reader_info {
-    uint32_t struct_size;
-    uint16_t format_major, format_minor;
-    uint64_t file_bytes;
+    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
+    uint16_t format_major; /**< file format major version */
+    uint16_t format_minor; /**< file format minor version */
+    uint64_t file_bytes; /**< size of the file (or memory buffer) */
     uint64_t frames;          /**< whole frames read so far */
     uint64_t events;          /**< events read so far */
     uint64_t bytes_consumed;  /**< offset after the last whole frame */
@@ -148,8 +149,8 @@ JAGER_API jager_status jager_reader_stack(const jager_reader *r, jager_stack_id 
 typedef struct jager_frame {
     const char *func; /**< never NULL ("??" if unknown) */
     const char *file; /**< never NULL ("" if unknown) */
-    uint32_t line;
-    uint32_t inline_depth;
+    uint32_t line; /**< source line, 0 if unknown */
+    uint32_t inline_depth; /**< 0 for the outermost frame, 1.. for frames inlined into it */
 } jager_frame;
 
 /**
@@ -172,12 +173,12 @@ JAGER_API jager_status jager_reader_stats(const jager_reader *r, jager_stat *out
 /** One decoded attribute of a log or span-attribute record. */
 typedef struct jager_attr_view {
     const char *key;   /**< not NUL-terminated */
-    uint32_t key_len;
+    uint32_t key_len; /**< key bytes */
     uint32_t kind;     /**< jager_attr_kind */
     int64_t i64;       /**< I64 and BOOL */
-    double f64;
+    double f64; /**< JAGER_ATTR_F64 value */
     const char *str;   /**< STR, not NUL-terminated */
-    uint32_t str_len;
+    uint32_t str_len; /**< value bytes (JAGER_ATTR_STR) */
 } jager_attr_view;
 
 /**
