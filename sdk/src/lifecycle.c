@@ -322,14 +322,16 @@ jager_status jager_stats(jager_stat *out)
 
 /* ---- zero-code mode ----
  * `LD_PRELOAD=libjager.so JAGER_PLUGINS=gc julia app.jl`: start from the environment when
- * preloaded, stop at exit. Only the first process of a tree starts: children inherit
- * LD_PRELOAD and JAGER_AUTOSTARTED, and would otherwise overwrite the parent's file. */
+ * preloaded, stop at exit. Children inherit LD_PRELOAD: unless JAGER_OUTPUT names one file
+ * per process ("%p"), only the first process of a tree starts, so a child never overwrites
+ * its parent's file. */
 __attribute__((constructor)) static void jg_preload_autostart(void)
 {
     const char *pre = getenv("LD_PRELOAD");
     if (!pre || !strstr(pre, "libjager")) return;
     const char *started = getenv("JAGER_AUTOSTARTED");
-    if (started && *started) return;
+    const char *out = getenv("JAGER_OUTPUT");
+    if (started && *started && !(out && strstr(out, "%p"))) return;
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("JAGER_AUTOSTARTED", pid, 1);
