@@ -23,8 +23,17 @@
 #include "gc_internal.h"
 
 /* libunwind's local unwinder (libunwind.so.8 exports the plain name); declared by hand
- * so no libunwind header is needed. */
+ * so no libunwind header is needed. It is the unwinder Julia itself uses, so it knows the
+ * JIT's frames. Under ThreadSanitizer it is replaced by glibc's backtrace(): libunwind's
+ * per-thread trace cache is freed by a thread-exit destructor that crashes inside TSan's
+ * mutex interceptor (sanitizer builds never run inside Julia). */
+#if defined(__SANITIZE_THREAD__)
+#include <execinfo.h>
+#define gc_backtrace backtrace
+#else
 extern int unw_backtrace(void **buffer, int size);
+#define gc_backtrace unw_backtrace
+#endif
 
 static _Atomic(int) g_armed;
 static _Atomic(int) g_active;
@@ -69,12 +78,14 @@ static void on_pre(gc_state *st, int collection)
     if (st->depth > 0) {
         int want = (int)st->depth + 8;
         if (want > (int)(sizeof f->raw / sizeof f->raw[0])) want = (int)(sizeof f->raw / sizeof f->raw[0]);
-        n = unw_backtrace(f->raw, want);
+        n = gc_backtrace(f->raw, want);
         if (n < 0) n = 0;
     }
-    /* Cut the plugin's own frames off the top: the stack starts in the runtime. */
+    /* Cut the plugin's own frames (and anything above them, such as a sanitizer's
+     * interceptor) off the top: the stack starts in the runtime that called us. */
     int skip = 0;
-    while (skip < n && (uintptr_t)f->raw[skip] >= st->own_lo && (uintptr_t)f->raw[skip] < st->own_hi) skip++;
+    for (int i = 0; i < n && i < 8; i++)
+        if ((uintptr_t)f->raw[i] >= st->own_lo && (uintptr_t)f->raw[i] < st->own_hi) skip = i + 1;
     uint32_t keep = (uint32_t)(n - skip);
     if (keep > st->depth) keep = st->depth;
     if (skip > 0 && keep > 0) memmove(f->raw, f->raw + skip, keep * sizeof f->raw[0]);
