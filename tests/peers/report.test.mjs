@@ -69,6 +69,9 @@ test('the page loads with no errors and no network requests, and shows the run',
     assert.equal(Number(kpis.spans.replace(/\D/g, '')), rec.spans);
     assert.equal(Number(kpis.threads), 2);
     assert.equal(Number(kpis['events dropped'].replace(/\D/g, '')), 0);
+    const gcKpi = Object.entries(kpis).find(([k]) => k.startsWith('GC pauses'));
+    assert.ok(gcKpi, 'GC figure shown');
+    assert.equal(Number(gcKpi[1]), rec.gc_pauses);
     const meta = await page.$$eval('#overview dt', (dts) => Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
     assert.match(meta.plugins, /dispatch/);
     assert.equal(meta['fixture.purpose'], 'report test <b>not bold</b>');
@@ -104,6 +107,20 @@ test('timeline and flame graph draw; wheel and click zoom the timeline', async (
     assert.ok(fl.coloured > 2000, `flame graph has coloured frame pixels (${fl.coloured})`);
     const ct = await inkedPixels(page, 'ct-canvas');
     assert.ok(ct.coloured > 50, `counter chart draws a line (${ct.coloured})`);
+
+    // GC pauses sit on the lane of the thread that triggered them (the main thread), in orange.
+    const gcByLane = await page.evaluate(() => J.timeline.lanes.map((l) => [l.name, l.gc ? l.gc.s.length : 0]));
+    assert.equal(gcByLane[0][1], rec.gc_pauses, JSON.stringify(gcByLane));
+    assert.equal(gcByLane.reduce((a, l) => a + l[1], 0), rec.gc_pauses);
+    const orange = await page.evaluate(() => {
+      const c = document.getElementById('tl-canvas'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - 0xe8) < 8 && Math.abs(d[i + 1] - 0x71) < 8 && Math.abs(d[i + 2] - 0x0a) < 8) n++;
+      return n;
+    });
+    assert.ok(orange > rec.gc_pauses * 6, `GC pauses drawn (${orange} orange pixels)`);
+    const compiles = await page.evaluate(() => J.timeline.lanes.reduce((a, l) => a + (l.cc ? l.cc.s.length : 0), 0));
+    assert.equal(compiles, 2);
 
     const shown = () => page.evaluate(() => J.timeline.v1 - J.timeline.v0);
     const full = await shown();

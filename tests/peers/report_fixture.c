@@ -1,7 +1,9 @@
 /* report_fixture — records a small but complete run with the real core for the report's
  * browser test and benchmark: nested spans on two threads, logs (some carrying HTML and
  * script payloads), counters, a mark, and Julia-style dispatch telemetry fed through the
- * real dispatch plugin (signatures, compiles, a type instability).
+ * real dispatch plugin (signatures, compiles, a type instability) and GC pauses from the
+ * real gc plugin hooked into the gc tests' stand-in Julia runtime (tests/gc/fake_julia.c,
+ * exported from this executable), collections triggered inside `assemble`.
  *
  *   report_fixture OUT.jgr [--spans N] [--plugin-dir DIR]
  *
@@ -13,6 +15,7 @@
 #include <time.h>
 
 #include "jager.h"
+#include "fake_julia.h"
 #include "jager_dispatch.h"
 
 /* Hostile strings: the report must show them as text and execute nothing. */
@@ -24,7 +27,7 @@ typedef struct plan {
     unsigned long iterations; /* outer iterations of the main thread */
     unsigned long kernels;    /* kernel spans per iteration */
     unsigned long worker_iterations;
-    unsigned long spans_main, spans_worker, logs;
+    unsigned long spans_main, spans_worker, logs, gc_pauses;
 } plan;
 
 static volatile double sink;
@@ -88,7 +91,8 @@ int main(int argc, char **argv)
     jager_config cfg;
     jager_config_init(&cfg);
     cfg.output = out;
-    cfg.plugins = "dispatch";
+    cfg.plugins = "dispatch,gc";
+    fake_julia_reset(1, 64 << 20);
     cfg.plugin_path = plugin_dir;
     cfg.quiet = 1;
     cfg.ring_bytes = ring; /* no drops: the test compares exact counts */
@@ -122,6 +126,11 @@ int main(int argc, char **argv)
             work(unit + (unsigned)((i * 7 + k) % 11) * unit / 10);
             jager_span_end(ks);
         }
+        if (i % (p.iterations / 6 + 1) == 3) { /* a collection triggered while assembling */
+            fake_julia_alloc(32 << 20);
+            fake_julia_collect(0, i % 2, 24 << 20, 400000);
+            p.gc_pauses++;
+        }
         jager_span_end(a);
         jager_span h = jager_span_begin(S.hostile);
         work(unit / 2);
@@ -147,7 +156,7 @@ int main(int argc, char **argv)
     }
     pthread_join(th, NULL);
     jager_shutdown();
-    printf("{\"errors\":%lu,\"spans\":%lu,\"spans_main\":%lu,\"spans_worker\":%lu,\"kernel_calls\":%lu,\"logs\":%lu,\"sites\":7,\"dispatch\":%d}\n",
-           (p.iterations + 42) / 50, p.spans_main + p.spans_worker, p.spans_main, p.spans_worker, p.iterations * p.kernels, p.logs + 1, d != NULL);
+    printf("{\"gc_pauses\":%lu,\"errors\":%lu,\"spans\":%lu,\"spans_main\":%lu,\"spans_worker\":%lu,\"kernel_calls\":%lu,\"logs\":%lu,\"sites\":7,\"dispatch\":%d}\n",
+           p.gc_pauses, (p.iterations + 42) / 50, p.spans_main + p.spans_worker, p.spans_main, p.spans_worker, p.iterations * p.kernels, p.logs + 1, d != NULL);
     return 0;
 }

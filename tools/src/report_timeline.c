@@ -8,7 +8,20 @@
 
 #define RT_LOG_BODY_MAX 1024u /* bytes of a log message shown in the report */
 
-enum rt_type_kind { RT_T_UNRESOLVED = 0, RT_T_OTHER, RT_T_GC_PAUSE, RT_T_COMPILE };
+enum rt_type_kind { RT_T_UNRESOLVED = 0, RT_T_OTHER, RT_T_GC_PAUSE, RT_T_COMPILE, RT_T_GC_SAMPLE };
+
+/* gc.sample fields charted as counters (docs/event-types.md names the series). */
+static const struct {
+    const char *field, *name, *unit;
+} rt_gc_series[] = {
+    {"live_bytes", "gc.live_bytes", "bytes"},
+    {"allocated_bytes", "gc.allocated_bytes", "bytes"},
+    {"collections", "gc.collections", ""},
+    {"rss_bytes", "process.rss_bytes", "bytes"},
+    {"gc_total_ns", "gc.total_ns", "ns"},
+};
+#define RT_GC_SERIES (sizeof rt_gc_series / sizeof rt_gc_series[0])
+#define RT_GC_SERIES_ID 0x80000000u /* counter ids of the gc.sample series: this + index */
 
 typedef struct rt_span {
     uint64_t start, end;
@@ -52,8 +65,15 @@ typedef struct rt_sample {
     uint32_t thread;
 } rt_sample;
 
+/* A GC pause waits for the end of the pass: its lane is the triggering thread, found by
+ * OS thread id in the thread table, which may be written after the pause. */
+typedef struct rt_gcp {
+    uint64_t t, dur, os_tid;
+    uint32_t thread; /* the thread that moved the record into the recording (fallback) */
+} rt_gcp;
+
 typedef struct rt_counter {
-    uint32_t id;
+    uint32_t id; /* core counter id, or RT_GC_SERIES_ID + index for gc.sample series */
     rt_sample *s;
     size_t n, cap;
 } rt_counter;
@@ -80,7 +100,10 @@ struct rt_data {
     size_t ncounters, capcounters;
     rt_strings strings;
     uint8_t *type_kind; /* per type id: an rt_type_kind */
-    uint32_t gc_dur, cc_dur, cc_inf, cc_sig; /* field indices, UINT32_MAX if absent */
+    uint32_t gc_dur, gc_tid, cc_dur, cc_inf, cc_sig; /* field indices, UINT32_MAX if absent */
+    uint32_t gs_field[RT_GC_SERIES];                 /* gc.sample field of each series */
+    rt_gcp *gcp;
+    size_t ngcp, capgcp;
     uint64_t first_ns, last_ns;
     uint64_t threshold, quantum;
 };
@@ -170,7 +193,7 @@ rt_data *rt_new(jager_reader *r, const rt_opts *o)
     if (!d->o.max_logs) d->o.max_logs = 20000;
     if (!d->o.counter_bins) d->o.counter_bins = 2000;
     d->first_ns = UINT64_MAX;
-    d->gc_dur = d->cc_dur = d->cc_inf = d->cc_sig = UINT32_MAX;
+    d->gc_dur = d->gc_tid = d->cc_dur = d->cc_inf = d->cc_sig = UINT32_MAX;
     return d;
 }
 
@@ -207,7 +230,11 @@ static uint8_t type_kind(rt_data *d, uint16_t type)
     if (t && t->name && !t->builtin) {
         if (!strcmp(t->name, "gc.pause")) {
             d->gc_dur = field_index(t, "duration_ns");
+            d->gc_tid = field_index(t, "os_tid");
             if (d->gc_dur != UINT32_MAX) k = RT_T_GC_PAUSE;
+        } else if (!strcmp(t->name, "gc.sample")) {
+            for (size_t i = 0; i < RT_GC_SERIES; i++) d->gs_field[i] = field_index(t, rt_gc_series[i].field);
+            k = RT_T_GC_SAMPLE;
         } else if (!strcmp(t->name, "dispatch.compile")) {
             d->cc_dur = field_index(t, "duration_ns");
             d->cc_inf = field_index(t, "inference_ns");
@@ -233,23 +260,28 @@ static void note_time(rt_data *d, uint64_t a, uint64_t b)
     if (b > d->last_ns) d->last_ns = b;
 }
 
-static int add_counter(rt_data *d, const jager_event *ev)
+static int push_sample(rt_data *d, uint32_t id, uint64_t t, double v, uint32_t thread)
 {
-    if ((uint64_t)ev->rec->words * 8 < sizeof(jager_rec_counter)) return 0;
-    const jager_rec_counter *c = (const jager_rec_counter *)ev->rec;
     rt_counter *ct = NULL;
     for (size_t i = 0; i < d->ncounters; i++)
-        if (d->counters[i].id == c->h.aux) { ct = &d->counters[i]; break; }
+        if (d->counters[i].id == id) { ct = &d->counters[i]; break; }
     if (!ct) {
         if (grow((void **)&d->counters, &d->capcounters, d->ncounters + 1, sizeof *d->counters)) return -1;
         ct = &d->counters[d->ncounters++];
         memset(ct, 0, sizeof *ct);
-        ct->id = c->h.aux;
+        ct->id = id;
     }
     if (grow((void **)&ct->s, &ct->cap, ct->n + 1, sizeof *ct->s)) return -1;
-    ct->s[ct->n++] = (rt_sample){c->time_ns, c->value, ev->thread};
-    note_time(d, c->time_ns, c->time_ns);
+    ct->s[ct->n++] = (rt_sample){t, v, thread};
+    note_time(d, t, t);
     return 0;
+}
+
+static int add_counter(rt_data *d, const jager_event *ev)
+{
+    if ((uint64_t)ev->rec->words * 8 < sizeof(jager_rec_counter)) return 0;
+    const jager_rec_counter *c = (const jager_rec_counter *)ev->rec;
+    return push_sample(d, c->h.aux, c->time_ns, c->value, ev->thread);
 }
 
 int rt_add(rt_data *d, const jager_event *ev)
@@ -307,11 +339,20 @@ int rt_add(rt_data *d, const jager_event *ev)
     if (ev->type < JAGER_EV_FIRST_PLUGIN || (uint64_t)h->words * 8 < sizeof(jager_rec_plugin)) return 0;
     const jager_rec_plugin *p = (const jager_rec_plugin *)h;
     switch (type_kind(d, ev->type)) {
-    case RT_T_GC_PAUSE:
+    case RT_T_GC_PAUSE: {
+        uint64_t tid = 0;
         if (!plugin_field(h, d->gc_dur, &v)) return 0;
-        if (!(l = lane_get(d, ev->thread))) return -1;
+        plugin_field(h, d->gc_tid, &tid);
+        if (grow((void **)&d->gcp, &d->capgcp, d->ngcp + 1, sizeof *d->gcp)) return -1;
+        d->gcp[d->ngcp++] = (rt_gcp){p->time_ns, v, tid, ev->thread};
         note_time(d, p->time_ns, p->time_ns + v);
-        return ev_push(&l->gc, (rt_ev){p->time_ns, v, 0, 0});
+        return 0;
+    }
+    case RT_T_GC_SAMPLE:
+        for (uint32_t i = 0; i < RT_GC_SERIES; i++)
+            if (plugin_field(h, d->gs_field[i], &v) && push_sample(d, RT_GC_SERIES_ID + i, p->time_ns, (double)v, ev->thread))
+                return -1;
+        return 0;
     case RT_T_COMPILE: {
         uint64_t inf = 0, sig = 0;
         if (!plugin_field(h, d->cc_dur, &v)) return 0;
@@ -450,9 +491,29 @@ static int lane_reduce(rt_data *d, rt_lane *l)
     return 0;
 }
 
+/* Each GC pause goes to the lane of its triggering thread (by OS tid), else to the lane of
+ * the thread that recorded it. */
+static int place_gc(rt_data *d)
+{
+    uint32_t nth = d->r ? jager_reader_thread_count(d->r) : 0;
+    for (size_t i = 0; i < d->ngcp; i++) {
+        const rt_gcp *g = &d->gcp[i];
+        uint32_t lane = g->thread;
+        for (uint32_t t = 1; g->os_tid && t <= nth; t++) {
+            uint64_t tid = 0;
+            const char *name = NULL;
+            if (jager_reader_thread(d->r, t, &tid, &name) == JAGER_OK && tid == g->os_tid) { lane = t; break; }
+        }
+        rt_lane *l = lane_get(d, lane);
+        if (!l || ev_push(&l->gc, (rt_ev){g->t, g->dur, 0, 0})) return -1;
+    }
+    return 0;
+}
+
 int rt_finish(rt_data *d)
 {
     uint64_t total = 0, rows = 0;
+    if (place_gc(d)) return -1;
     for (size_t i = 0; i < d->nlanes; i++) {
         rt_lane *l = d->lanes[i];
         if (!l) continue;
@@ -625,7 +686,12 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint
 {
     const char *name = NULL, *unit = NULL;
     uint32_t kind = JAGER_COUNTER_GAUGE;
-    if (d->r) jager_reader_counter(d->r, c->id, &name, &unit, &kind);
+    if (c->id >= RT_GC_SERIES_ID && c->id - RT_GC_SERIES_ID < RT_GC_SERIES) {
+        name = rt_gc_series[c->id - RT_GC_SERIES_ID].name;
+        unit = rt_gc_series[c->id - RT_GC_SERIES_ID].unit;
+    } else if (d->r) {
+        jager_reader_counter(d->r, c->id, &name, &unit, &kind);
+    }
     fputs("{\"name\":", out);
     if (name) tu_json_str(out, name, (size_t)-1);
     else fprintf(out, "\"counter %u\"", c->id);
@@ -760,6 +826,7 @@ void rt_free(rt_data *d)
     }
     free(d->lanes);
     for (size_t i = 0; i < d->ncounters; i++) free(d->counters[i].s);
+    free(d->gcp);
     free(d->counters);
     strings_free(&d->strings);
     free(d->type_kind);

@@ -387,6 +387,9 @@ J.Timeline.prototype.initCounters = function () {
     o.value = String(i);
     sel.appendChild(o);
   });
+  /* the live heap is the series people look for first */
+  this.counters.forEach(function (c, i) { if (c.name === 'gc.live_bytes' && !self.counterPicked) { self.counterSel = i; self.counterPicked = true; } });
+  sel.value = String(this.counterSel);
   if (!this.counters.length) {
     var o = J.el('option', null, 'no counters in this recording'); sel.appendChild(o); sel.disabled = true;
   }
