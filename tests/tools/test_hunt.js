@@ -1,0 +1,98 @@
+// `jager hunt`: names each known problem with the right kind and function, ranks by cost,
+// stays quiet on clean code (C examples and a simulated Julia run through the real core
+// and dispatch plugin).
+'use strict';
+const { check, done, jager, jagerJson, record, recordExample } = require('./tutil');
+
+const PROBLEM_KINDS = ['slow_region', 'gc_pressure', 'allocation_hotspot', 'type_instability', 'dispatch_diversity',
+  'specialization_explosion', 'compile_time', 'exception_hotspot'];
+
+function wellFormed(h, label) {
+  check(h.tool === 'jager hunt' && Array.isArray(h.findings), `${label}: JSON with findings`);
+  let ok = true;
+  for (const f of h.findings) {
+    ok = ok && typeof f.kind === 'string' && f.title.length > 10 && f.hint.length > 20 && typeof f.evidence === 'object' &&
+      typeof f.location.function === 'string' && typeof f.cost_ns === 'number' && typeof f.pct_of_run === 'number' &&
+      Array.isArray(f.details);
+  }
+  check(ok, `${label}: every finding has kind, title, location, evidence, hint`);
+  const costs = h.findings.filter((f) => f.kind !== 'dropped_events' && f.kind !== 'plugin_events' && f.cost_known).map((f) => f.cost_ns);
+  check(costs.every((c, i) => i === 0 || costs[i - 1] >= c), `${label}: ranked by cost (${costs.map((c) => (c / 1e6).toFixed(1)).join(' ≥ ')} ms)`);
+  check(h.findings.every((f, i) => f.rank === i + 1), `${label}: ranks 1..n`);
+}
+
+const find = (h, kind, fn) => h.findings.find((f) => f.kind === kind && (fn === undefined || f.location.function === fn));
+
+// C example with three known problems.
+const hs = recordExample('hotspots');
+const { json: h1 } = jagerJson(['hunt', hs]);
+if (h1) {
+  wellFormed(h1, 'hotspots');
+  const slow = find(h1, 'slow_region', 'lookup');
+  check(!!slow, 'slow_region in lookup');
+  check(slow && slow.location.file.endsWith('examples/c/hotspots.c') && slow.location.line > 0, 'with its file and line');
+  check(slow && slow.evidence.slow_calls >= 0.15 * slow.evidence.calls && slow.evidence.calls === 40 * 32, `lookup: ${slow && slow.evidence.slow_calls} slow of ${slow && slow.evidence.calls} calls`);
+  const alloc = find(h1, 'allocation_hotspot', 'assemble');
+  check(!!alloc, 'allocation_hotspot in assemble');
+  check(alloc && alloc.evidence.bytes === 40 * 8 * 1048576 && alloc.evidence.calls === 40, 'assemble: 320 MiB in 40 calls');
+  const exc = find(h1, 'exception_hotspot', 'parse_row');
+  check(!!exc, 'exception_hotspot in parse_row');
+  check(exc && exc.evidence.errors === 640 && exc.evidence.calls === 2560, 'parse_row: 640 of 2560 calls failed');
+  check(exc && exc.details.some((d) => d.includes('bad value at column')), 'with the exception messages');
+  check(!h1.findings.some((f) => f.location.function === 'relax' && f.kind !== 'slow_region'), 'no allocation or exception finding on the clean relax sweep');
+  // Enclosing regions are not blamed for their children's problems.
+  check(!find(h1, 'allocation_hotspot', 'step') && !find(h1, 'allocation_hotspot', 'simulate'), 'no duplicate allocation findings on enclosing spans');
+}
+const t1 = jager(['hunt', hs]);
+check(t1.code === 0 && /^1\. \[/m.test(t1.out) && /hint: /.test(t1.out), 'text output: numbered findings with hints');
+const hmin = jagerJson(['hunt', hs, '--min-pct', '95']).json;
+check(hmin && h1 && hmin.findings.length < h1.findings.length && hmin.findings.every((f) => !f.cost_known || f.pct_of_run >= 95), '--min-pct filters by share of the run');
+
+// C example without problems.
+const ck = recordExample('clean_kernel');
+const { json: h2 } = jagerJson(['hunt', ck]);
+if (h2) {
+  wellFormed(h2, 'clean_kernel');
+  const bad = h2.findings.filter((f) => PROBLEM_KINDS.includes(f.kind));
+  check(bad.length === 0, `clean_kernel: no problem findings (${bad.map((f) => f.title).join('; ')})`);
+}
+check(/no performance problems found/.test(jager(['hunt', ck]).out), 'clean_kernel: text says so');
+
+// Simulated Julia run: every Julia-side kind.
+const jl = record('julia');
+const { json: h3 } = jagerJson(['hunt', jl]);
+if (h3) {
+  wellFormed(h3, 'julia');
+  const gc = h3.findings.find((f) => f.kind === 'gc_pressure' && ['assemble', 'step!'].includes(f.location.function));
+  check(!!gc, 'gc_pressure in assemble (or step!)');
+  check(gc && gc.title.includes('triggered from `assemble` line 88'), `GC trigger named: ${gc && gc.title}`);
+  check(gc && gc.details.some((d) => d.startsWith('trigger: assemble (/work/pic/pic.jl:88)')), 'trigger frame symbolized, runtime frames skipped');
+  check(gc && gc.evidence.gc_pauses === 40 && gc.evidence.gc_ns === 40 * 1500000, 'GC evidence: 40 pauses, 60 ms');
+  const ti = find(h3, 'type_instability', 'deposit!');
+  check(!!ti, 'type_instability in deposit!');
+  check(ti && ti.title.includes('runtime dispatch on p.weight::Real') && ti.title.includes('Particle{Float32} and Particle{Float64} seen') &&
+    ti.title.includes('make the field concrete'), `instability title: ${ti && ti.title}`);
+  check(ti && ti.details.some((d) => d.includes('step! → deposit!')), 'call chain shown');
+  const sp = find(h3, 'specialization_explosion', 'f');
+  check(!!sp, 'specialization_explosion in f');
+  check(sp && sp.evidence.specializations === 40 && sp.evidence.compiles === 40 && sp.cost_ns === 40 * 4000000, 'f: 40 specializations, 160 ms compiling');
+  check(!h3.findings.some((f) => f.kind === 'specialization_explosion' && f.location.function === '+'), 'Base methods are not blamed');
+  const dd = find(h3, 'dispatch_diversity', 'accumulate!');
+  check(!!dd && dd.evidence.signatures === 5, 'dispatch_diversity in accumulate! (5 signatures)');
+  check(!!find(h3, 'allocation_hotspot', 'assemble'), 'allocation_hotspot in assemble');
+  check(!find(h3, 'allocation_hotspot', 'step!') && !find(h3, 'allocation_hotspot', 'main'), 'enclosing spans not blamed for allocation');
+  check(!!find(h3, 'compile_time'), 'compile_time');
+  const pe = find(h3, 'plugin_events');
+  check(pe && pe.title === 'plugin events seen: gpu.kernel ×120', `unknown plugin reported generically: ${pe && pe.title}`);
+  check(h3.findings[h3.findings.length - 1].kind === 'plugin_events', 'generic note ranked last');
+}
+
+// Simulated clean Julia kernels.
+const jc = record('julia-clean');
+const { json: h4 } = jagerJson(['hunt', jc]);
+if (h4) {
+  wellFormed(h4, 'julia-clean');
+  const bad = h4.findings.filter((f) => PROBLEM_KINDS.includes(f.kind));
+  check(bad.length === 0, `julia-clean: no problem findings (${bad.map((f) => f.title).join('; ')})`);
+}
+done();

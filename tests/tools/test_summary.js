@@ -1,0 +1,101 @@
+// `jager summary`: numbers equal the core's exact aggregates, % of parent on a known nest,
+// per-thread and merged views, --depth, JSON fields, hostile strings escaped.
+'use strict';
+const fs = require('fs');
+const { tmp, check, done, jager, jagerJson, record, walk } = require('./tutil');
+
+const EVIL = 'evil "name"\n<script>alert(1)</script>\\ \x01 end';
+const expectPath = tmp('nest.json');
+const nest = record('nest', expectPath);
+const expect = JSON.parse(fs.readFileSync(expectPath, 'utf8'));
+
+const { json: s } = jagerJson(['summary', nest]);
+if (!s) return done();
+check(s.tool === 'jager summary' && s.view === 'merged', 'merged view by default');
+for (const k of ['run', 'metadata', 'trees', 'sites', 'gc', 'logs', 'event_types', 'drops'])
+  check(k in s, `JSON has "${k}"`);
+check(s.run.spans === 174 && s.run.spans_total === 174, `174 spans recorded (${s.run.spans}/${s.run.spans_total})`);
+check(s.run.dropped === 0 && s.run.clean_end === true && s.run.truncated === false, 'clean, complete file');
+check(s.run.threads === 2, 'two threads');
+check(s.run.self_cost_pct > 0 && s.run.self_cost_pct < 5 && s.run.span_cost_ns > 1, `instrumentation cost ${s.run.self_cost_pct}% of run`);
+check(typeof s.metadata['host.name'] === 'string', 'run metadata carried');
+
+// Exact per-site aggregates: the core's jager_site_stats values, exactly.
+const byId = new Map(s.sites.map((x) => [x.id, x]));
+for (const [name, e] of Object.entries(expect)) {
+  const site = byId.get(e.id);
+  check(!!site, `site ${name} listed`);
+  if (!site) continue;
+  check(site.exact === true, `${name}: totals from the STATS block`);
+  for (const f of ['calls', 'total_ns', 'min_ns', 'max_ns', 'bytes', 'errors', 'p50_ns', 'p99_ns'])
+    check(site[f] === e[f], `${name}.${f} = ${e[f]} (got ${site[f]})`);
+  check(Math.abs(site.mean_ns - e.total_ns / e.calls) < 1, `${name}.mean_ns`);
+}
+check(byId.get(expect.evil.id).name === EVIL, 'hostile site name survives JSON exactly');
+check(byId.get(expect.evil.id).file === 'evil<file>.c', 'file name too');
+
+// The tree, rebuilt from span events, adds up to the exact totals per site.
+const tree = s.trees[0].nodes;
+const sums = new Map();
+for (const { node } of walk(tree)) {
+  const a = sums.get(node.site) || { calls: 0, total: 0, bytes: 0, errors: 0 };
+  a.calls += node.calls; a.total += node.total_ns; a.bytes += node.bytes; a.errors += node.errors;
+  sums.set(node.site, a);
+}
+for (const [name, e] of Object.entries(expect)) {
+  const a = sums.get(e.id) || {};
+  check(a.calls === e.calls && a.total === e.total_ns, `tree sums of ${name}: ${a.calls} calls, ${a.total} ns`);
+  check(a.bytes === e.bytes && a.errors === e.errors, `tree bytes/errors of ${name}`);
+}
+
+// % of parent on the known nest outer → middle → inner, and inner under worker.
+const outer = tree.find((n) => n.name === 'outer');
+const middle = outer && outer.children.find((n) => n.name === 'middle');
+const inner = middle && middle.children.find((n) => n.name === 'inner');
+check(outer && middle && inner, 'path outer → middle → inner');
+if (inner) {
+  check(middle.calls === 10 && inner.calls === 100 && outer.calls === 1, 'calls on the path: 1, 10, 100');
+  check(Math.abs(middle.pct_parent - (100 * middle.total_ns) / outer.total_ns) < 1e-3, `middle is ${middle.pct_parent.toFixed(3)}% of outer`);
+  check(Math.abs(inner.pct_parent - (100 * inner.total_ns) / middle.total_ns) < 1e-3, `inner is ${inner.pct_parent.toFixed(3)}% of middle`);
+  check(middle.self_ns === middle.total_ns - inner.total_ns, 'self time of middle = total − inner');
+  check(inner.total_ns >= 100 * 50000 && middle.total_ns >= inner.total_ns + 10 * 100000, 'durations at least the spun time');
+  check(middle.errors === 4 && inner.bytes === 409600, 'errors and bytes on the right nodes');
+  const pctSum = tree.reduce((a, n) => a + n.pct_parent, 0);
+  check(pctSum > 0 && pctSum <= 100.0001, `top-level shares of thread time sum to ${pctSum.toFixed(2)}% ≤ 100%`);
+}
+const worker = tree.find((n) => n.name === 'worker');
+check(worker && worker.calls === 30 && worker.children.length === 1 && worker.children[0].calls === 30, 'worker → inner ×30');
+
+// Per-thread view.
+const { json: th } = jagerJson(['summary', nest, '--threads']);
+check(th && th.view === 'threads' && th.trees.length === 2, 'one tree per thread');
+if (th) {
+  const names = th.trees.map((t) => t.nodes.map((n) => n.name).join(','));
+  check(names.some((x) => x.includes('outer')) && names.some((x) => x === 'worker'), `thread trees: ${names.join(' | ')}`);
+  check(th.trees.every((t) => typeof t.os_tid === 'number' && t.os_tid > 0), 'threads carry OS ids');
+}
+
+// --depth 1 cuts the tree.
+const { json: d1 } = jagerJson(['summary', nest, '--depth', '1']);
+check(d1 && d1.trees[0].nodes.length >= 3 && d1.trees[0].nodes.every((n) => n.children.length === 0), '--depth 1 shows top level only');
+
+// Text: a table, the header line, and no raw control characters from names.
+const txt = jager(['summary', nest]);
+check(txt.code === 0, 'text exit 0');
+check(/instrumentation [0-9.]+% of run/.test(txt.out) && /dropped 0/.test(txt.out), 'header with cost and drops');
+check(/^outer\s+1\s/m.test(txt.out) && /^  middle\s+10\s/m.test(txt.out) && /^    inner\s+100\s/m.test(txt.out), 'nested rows');
+check(!txt.out.includes('\x01') && txt.out.includes('\\x0a<script>'), 'control bytes escaped in text');
+
+// Signature breakdown of a site with several signatures (Julia-side telemetry).
+const jl = record('julia');
+const { json: js } = jagerJson(['summary', jl]);
+const dep = js && js.sites.find((x) => x.name === 'deposit!');
+check(dep && dep.signatures.length === 2 && dep.signatures.every((g) => g.calls === 10), 'deposit! lists 2 signatures ×10');
+check(js && js.gc.pauses === 60 && js.gc.total_ns === 20 * (2 * 1500000 + 300000), `GC totals (${js && js.gc.pauses} pauses)`);
+const asm = js && [...walk(js.trees[0].nodes)].find((x) => x.node.name === 'assemble');
+check(asm && asm.node.gc_pauses === 40 && asm.node.gc_ns === 40 * 1500000, 'GC time inside assemble, to the nanosecond');
+check(asm && Math.abs(asm.node.gc_pct - (100 * asm.node.gc_ns) / asm.node.total_ns) < 1e-3, 'GC % of assemble');
+const jtxt = jager(['summary', jl]);
+check(/↳ Tuple\{typeof\(deposit!\), Vector\{Particle\}, Particle\{Float(32|64)\}\}\s+10 calls \(50\.0%\)/.test(jtxt.out), 'text shows the signature breakdown');
+check(js && js.event_types.some((t) => t.name === 'gpu.kernel' && t.count === 120 && !t.interpreted), 'unknown plugin type counted by name');
+done();
