@@ -33,8 +33,9 @@ mutable struct CompileCapture
     scratch::Union{IOStream,Nothing}    # for jl_static_show of inferred specTypes
     hooked::Bool                        # the inference hook is installed
     infer_dropped::Int
+    paused::Int                         # depth of without_capture
 end
-const CAPTURE = CompileCapture("", nothing, 0, nothing, false, 0)
+const CAPTURE = CompileCapture("", nothing, 0, nothing, false, 0, 0)
 
 # (MethodInstance, start ns, inference ns, drains survived) — written inside inference,
 # possibly on several threads: a spin lock never yields inside the compiler.
@@ -80,23 +81,33 @@ function start_compile_capture!()
     CAPTURE.offset = 0
     CAPTURE.scratch = sio
     CAPTURE.infer_dropped = 0
-    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
-    if HAS_TYPEINF_HOOK
-        # Compile the wrapper (and what it calls) now: compiling it from inside the hook
-        # would recurse into inference.
-        precompile(timed_typeinf, (Core.MethodInstance, UInt)) &&
-            precompile(record_inference, (Core.MethodInstance, UInt64, UInt64)) &&
-            (timed_typeinf_warm(); true) &&
-            (ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf); CAPTURE.hooked = true)
+    CAPTURE.paused = 0
+    if HAS_TYPEINF_HOOK && warm_typeinf_hook()
+        ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
+        CAPTURE.hooked = true
     end
+    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
     return true
 end
 
-# Run the record path once so every method it touches is compiled before it is hooked.
-function timed_typeinf_warm()
-    lock(INFER_LOCK)
-    unlock(INFER_LOCK)
-    return nothing
+warm_target(x::Int) = x + 1
+
+# Run the wrapper once, before installing it and before the dump starts: compiling it
+# from inside the hook would recurse into inference, and its own compile is not the
+# program's. False if that fails (then inference is not timed).
+function warm_typeinf_hook()
+    try
+        precompile(timed_typeinf, (Core.MethodInstance, UInt)) || return false
+        m = which(warm_target, (Int,))
+        mi = Core.Compiler.specialize_method(m, Tuple{typeof(warm_target),Int}, Core.svec())
+        timed_typeinf(mi, Base.get_world_counter())
+        lock(INFER_LOCK)
+        empty!(INFER_LOG)
+        unlock(INFER_LOCK)
+        return true
+    catch
+        return false
+    end
 end
 
 "Stop capturing: restore Julia's inference entry point, close and delete the dump."
@@ -128,17 +139,23 @@ Run `f()` with compile capture paused, so that what the sensor itself compiles w
 draining (its verdict code, on first use) is not reported as the program's compiles.
 Compiles on other threads during the pause are not seen either.
 """
-function without_capture(f)
+function without_capture(@nospecialize(f))
     io = CAPTURE.io
-    hooked = CAPTURE.hooked
     io === nothing && return f()
-    ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
-    hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
+    hooked = CAPTURE.hooked
+    CAPTURE.paused += 1
+    if CAPTURE.paused == 1
+        ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
+        hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
+    end
     try
         return f()
     finally
-        hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
-        ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
+        CAPTURE.paused -= 1
+        if CAPTURE.paused == 0 && CAPTURE.io === io
+            hooked && CAPTURE.hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
+            ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
+        end
     end
 end
 
@@ -182,10 +199,12 @@ end
 
 Pair the dump's new lines with recorded inference times and call
 `emit(time_ns, codegen_ns, inference_ns, signature)` for each root compile (time_ns is when
-its inference began, 0 when the compile had no inference of its own). Inference records
-not matched yet wait for two more drains (their codegen may not have happened).
+its inference began, 0 when the compile had no inference of its own). An inference not
+matched yet waits for two more drains (its codegen may come later); then, or at the final
+drain, it is emitted with codegen 0: a root whose code needed no generation (a constant
+result) still cost its inference. Top-level thunks (`Tuple{}`) are not reported.
 """
-function drain_compiles!(emit)
+function drain_compiles!(emit, final::Bool = false)
     CAPTURE.io === nothing && return 0
     lines = read_dump_lines!()
     lock(INFER_LOCK)
@@ -214,7 +233,16 @@ function drain_compiles!(emit)
         end
         n += 1
     end
-    keep = [(e[1], e[2], e[3], e[4] + 1) for (i, e) in enumerate(entries) if !used[i] && e[4] < 2]
+    keep = Tuple{Core.MethodInstance,UInt64,UInt64,Int}[]
+    for (i, e) in enumerate(entries)
+        used[i] && continue
+        if e[4] < 2 && !final
+            push!(keep, (e[1], e[2], e[3], e[4] + 1))
+        elseif keys[i] != "Tuple{}"
+            emit(e[2], UInt64(0), e[3], keys[i])
+            n += 1
+        end
+    end
     if !isempty(keep)
         lock(INFER_LOCK)
         prepend!(INFER_LOG, keep)

@@ -85,6 +85,7 @@ function warm_up()
     precompile(on_stop, ())
     precompile(on_flush, ())
     precompile(without_capture, (Function,))
+    precompile(watch, (Function,))
     return nothing
 end
 
@@ -152,7 +153,7 @@ end
 function on_stop()
     SENSOR.active || return nothing
     without_capture() do
-        Base.invokelatest(guarded_drain)
+        Base.invokelatest(guarded_drain, true)
     end
     deactivate!()
     return nothing
@@ -167,9 +168,9 @@ function on_flush()
     return nothing
 end
 
-function guarded_drain()
+function guarded_drain(final::Bool = false)
     try
-        drain!()
+        drain!(final)
     catch e
         say_once(:drain, "drain failed: $(sprint(showerror, e))")
     end
@@ -179,18 +180,18 @@ end
 # ---- the drain -----------------------------------------------------------------------
 
 """
-    drain!() -> NamedTuple
+    drain!(final = false) -> NamedTuple
 
 Send what accumulated since the last drain: verdicts of new signatures, exact
 per-signature counts, compile events, the specialization census. Runs on the calling
 task; inference for the verdicts costs about a millisecond per method.
 Returns counts of what was sent.
 """
-function drain!()
+function drain!(final::Bool = false)
     SENSOR.active || return (verdicts = 0, unstable = 0, counts = 0, compiles = 0, methods = 0)
     # Compiles up to now are the program's; what the drain compiles for itself is not.
     ncompiles = without_capture() do
-        drain_compiles!() do t, codegen, inference, sig
+        drain_compiles!(final) do t, codegen, inference, sig
             ccall(SENSOR.compile, Int32, (UInt64, UInt64, UInt64, Cstring), t, codegen, inference, cstring_safe(sig))
         end
     end
@@ -261,7 +262,9 @@ end
 
 "Register `f` for the specialization census (kept across recordings)."
 function watch(@nospecialize(f))
-    lock(() -> (WATCHED[f] = nothing), LOCK)
+    without_capture() do
+        lock(() -> (WATCHED[f] = nothing), LOCK)
+    end
     return f
 end
 
@@ -283,8 +286,8 @@ end
 # Inferred during package precompilation (cached in the .ji): what is left at run time is
 # code generation, so the first drain of a session costs less.
 precompile(new_signature, (UInt32, Type))
-precompile(guarded_drain, ())
-precompile(drain!, ())
+precompile(guarded_drain, (Bool,))
+precompile(drain!, (Bool,))
 precompile(drain_rest!, (Int,))
 precompile(verdict, (Type,))
 precompile(verdict_unsafe, (Type,))

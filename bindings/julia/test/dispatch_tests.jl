@@ -1,0 +1,198 @@
+# dispatch_tests.jl — the dispatch sensor + plugin end to end on Julia: every assertion on
+# the recording reads the .jgr file back (DispatchReader decodes the plugin's events by
+# their schema). Subjects are the example programs (examples/pic.jl, examples/julia/*.jl),
+# each included into its own module; their `main` does not run when included.
+
+include("dispatch_reader.jl")
+using .DispatchReader: plugin_events, of_type
+
+const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
+module PicEx
+include(joinpath(Main.REPO, "examples", "pic.jl"))
+end
+module AccEx
+include(joinpath(Main.REPO, "examples", "julia", "unstable_accumulator.jl"))
+end
+module FieldEx
+include(joinpath(Main.REPO, "examples", "julia", "abstract_field_loop.jl"))
+end
+module GlobalEx
+include(joinpath(Main.REPO, "examples", "julia", "nonconst_global.jl"))
+end
+module ValEx
+include(joinpath(Main.REPO, "examples", "julia", "val_specializations.jl"))
+end
+module CleanEx
+include(joinpath(Main.REPO, "examples", "julia", "clean_kernels.jl"))
+end
+
+# The plugin folder of the build libjager came from (build/lib → build/plugins).
+function dispatch_plugin_dir()
+    lib = Jager.libpath()
+    dir = normpath(joinpath(dirname(lib), "..", "plugins"))
+    return isfile(joinpath(dir, "libjager-dispatch.so")) ? dir : nothing
+end
+
+"Record `f()` with the dispatch plugin; return the file's dispatch events and sites."
+function dispatch_recorded(f, name::AbstractString)
+    path = joinpath(TMP, name * ".jgr")
+    dir = dispatch_plugin_dir()
+    kw = dir === nothing ? (;) : (plugin_path = dir,)
+    Jager.record(f; output = path, env = false, quiet = true, plugins = "dispatch", kw...)
+    return plugin_events(path), JgrReader.read(path)
+end
+
+finals(evs, type) = [e for e in of_type(evs, type) if get(e.fields, "final", false) === true]
+# Instability events of function `name` (signatures print as `Tuple{typeof(Main.M.name), …}`).
+unstable_for(evs, name) = [e for e in of_type(evs, "dispatch.instability") if occursin("." * name * ")", e.fields["signature"])]
+
+@testset "dispatch sensor" begin
+    @test dispatch_plugin_dir() !== nothing
+
+    @testset "mixed weights: two signatures with exact counts; deposit! unstable" begin
+        ps = PicEx.load_particles()
+        rho = zeros(PicEx.NG)
+        evs, rec = dispatch_recorded("dispatch_pic") do
+            @test Jager.DispatchSensor.SENSOR.active
+            for _ in 1:3
+                @jäger PicEx.deposit!(rho, ps)
+            end
+        end
+        sigs = [e for e in finals(evs, "dispatch.signature") if occursin("scatter!", e.fields["signature"])]
+        @test length(sigs) == 2
+        bytype = Dict((endswith(e.fields["signature"], "Float32}") ? Float32 : Float64) => e for e in sigs)
+        @test bytype[Float32].fields["calls"] == PicEx.N32 * 3
+        @test bytype[Float64].fields["calls"] == PicEx.N64 * 3
+        @test bytype[Float32].fields["site"] == bytype[Float64].fields["site"]
+        @test rec.sites[bytype[Float32].fields["site"]].name == "scatter!"
+        @test all(e.fields["distinct"] == 2 for e in sigs)
+        # First sights: one each, calls 0.
+        firsts = [e for e in of_type(evs, "dispatch.signature") if !e.fields["final"] && occursin("scatter!", e.fields["signature"])]
+        @test length(firsts) == 2
+        @test all(e.fields["calls"] == 0 for e in firsts)
+
+        u = unstable_for(evs, "deposit!")
+        @test length(u) == 1
+        @test u[1].fields["flags"] & 1 == 1                # runtime dispatch
+        @test u[1].fields["flags"] & 8 == 0                # …while the return type is concrete
+        @test occursin("runtime dispatch: `scatter!(", u[1].fields["reason"])
+        @test occursin("::AbstractFloat)`", u[1].fields["reason"])
+        @test occursin(r"at pic\.jl:\d+$", u[1].fields["reason"])
+        @test startswith(u[1].fields["chain"], "deposit!(")
+        @test isempty(unstable_for(evs, "scatter!"))      # each scatter! signature is concrete and clean
+
+        s = only(of_type(evs, "dispatch.summary")).fields
+        @test s["unstable"] == 1
+        @test s["polymorphic_sites"] == 1
+        @test s["rejected"] == 0
+    end
+
+    @testset "instability: flagged and not flagged" begin
+        xs = rand(1000); y = zeros(1000)
+        n = 200
+        bs = [FieldEx.Body(isodd(i) ? 1.0 : 2, i / n) for i in 1:n]
+        ts = [FieldEx.TypedBody(1.0, i / n) for i in 1:n]
+        out = zeros(n)
+        d = Dict(i => Float64(i) for i in 1:50)
+        evs, _ = dispatch_recorded("dispatch_stability") do
+            @jäger AccEx.unstable_sum(xs)
+            @jäger AccEx.stable_sum(xs)
+            @jäger FieldEx.moments!(out, bs)
+            @jäger FieldEx.moments_typed!(out, ts)
+            @jäger GlobalEx.scaled_sum(xs)
+            @jäger GlobalEx.scaled_sum_arg(xs, 2.0)
+            @jäger CleanEx.axpy!(2.0, xs, y)
+            @jäger CleanEx.triangle_sum(10)
+            @jäger CleanEx.weighted_index_sum(xs)
+            @jäger CleanEx.dict_dot(d)
+        end
+        acc = unstable_for(evs, "unstable_sum")
+        @test length(acc) == 1
+        @test acc[1].fields["flags"] & 2 == 2              # Union{Float64, Int64} accumulator
+        @test occursin("Union{Float64, Int64}", acc[1].fields["reason"])
+        @test occursin("unstable_accumulator.jl:", acc[1].fields["reason"])
+
+        fld = unstable_for(evs, "moments!")
+        @test length(fld) == 1
+        @test fld[1].fields["flags"] == 1                  # dispatch only: the return type is concrete
+        @test occursin("`*(::Real, ::Float64)`", fld[1].fields["reason"])
+        @test occursin("abstract_field_loop.jl:", fld[1].fields["reason"])
+
+        glb = unstable_for(evs, "scaled_sum")
+        @test length(glb) == 1
+        @test glb[1].fields["flags"] & 1 == 1
+        @test occursin("non-constant global scale", glb[1].fields["reason"])
+
+        for clean in ("stable_sum", "moments_typed!", "scaled_sum_arg", "axpy!", "triangle_sum",
+                      "weighted_index_sum", "dict_dot")
+            @test isempty(unstable_for(evs, clean))
+        end
+        @test length(of_type(evs, "dispatch.instability")) == 3
+    end
+
+    @testset "the iteration protocol's Union{Nothing,Tuple} is not an instability" begin
+        filt(v) = (s = 0.0; for x in Iterators.filter(>(0.5), v); s += x; end; s)
+        lines(io) = (n = 0; for l in eachline(io); n += length(l); end; n)
+        v = Jager.stability(filt, Tuple{Vector{Float64}})
+        @test v !== nothing && v.flags & 7 == 0
+        v = Jager.stability(lines, Tuple{IOBuffer})
+        @test v !== nothing && v.flags & 2 == 0
+        @test Jager.DispatchSensor.is_bad_union(Union{Nothing,Tuple{Float64,Int}}) == false
+        @test Jager.DispatchSensor.is_bad_union(Union{Float64,Int}) == true
+    end
+
+    @testset "Val{N} over 300 values: ≥ 300 specializations" begin
+        evs, _ = dispatch_recorded("dispatch_val") do
+            Jager.watch(ValEx.hk)
+            @jäger ValEx.sum_vals(300)
+        end
+        @test Jager.specializations(ValEx.hk) >= 300
+        hk = [e for e in finals(evs, "dispatch.specializations") if startswith(e.fields["method"], "hk(")]
+        @test length(hk) == 1
+        @test hk[1].fields["count"] >= 300
+        @test endswith(hk[1].fields["file"], "val_specializations.jl")
+        @test hk[1].fields["line"] > 0
+        u = unstable_for(evs, "sum_vals")
+        @test length(u) == 1 && u[1].fields["flags"] & 1 == 1
+        # 300 specializations compiled during the recording: ≥ 300 compile events of hk.
+        @test count(e -> occursin("ValEx.hk), Base.Val{", e.fields["signature"]) && e.fields["duration_ns"] > 0,
+                    of_type(evs, "dispatch.compile")) >= 300
+    end
+
+    @testset "compile events: first call yes, second call no" begin
+        name = Symbol("jager_fresh_", rand(UInt32))
+        fresh = Core.eval(Main, :($name(x) = x * 3 + 1))
+        sig = "Tuple{typeof(Main.$name), Float64}"
+        local t_mid
+        evs, _ = dispatch_recorded("dispatch_compile") do
+            @test Base.invokelatest(fresh, 1.5) == 5.5
+            Jager.dispatch_drain()
+            t_mid = time_ns()
+            @test Base.invokelatest(fresh, 2.5) == 8.5
+        end
+        c = [e for e in of_type(evs, "dispatch.compile") if e.fields["signature"] == sig]
+        @test length(c) == 1
+        @test c[1].fields["duration_ns"] > 0
+        @test c[1].fields["inference_ns"] > 0
+        @test 0 < c[1].time_ns < t_mid
+        # The sensor's own first-use compilation is not reported as the program's.
+        @test !any(e -> occursin("DispatchSensor", e.fields["signature"]), of_type(evs, "dispatch.compile"))
+        s = only(of_type(evs, "dispatch.summary")).fields
+        @test s["compiles"] == length(of_type(evs, "dispatch.compile"))
+    end
+
+    @testset "inactive without the dispatch plugin" begin
+        path = joinpath(TMP, "dispatch_off.jgr")
+        Jager.record(output = path, env = false, quiet = true) do
+            @jäger AccEx.unstable_sum(rand(10))
+            @test !Jager.DispatchSensor.SENSOR.active
+            @test Jager.DispatchSensor.CAPTURE.io === nothing
+        end
+        @test isempty(plugin_events(path))
+        # And after a recording with it, everything is unhooked again.
+        dispatch_recorded(() -> @jäger(AccEx.stable_sum(rand(10))), "dispatch_unhook")
+        @test !Jager.DispatchSensor.SENSOR.active
+        @test !Jager.DispatchSensor.CAPTURE.hooked
+        @test Jager.DispatchSensor.CAPTURE.io === nothing
+    end
+end
