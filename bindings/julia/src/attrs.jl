@@ -9,19 +9,32 @@
 cstr(s::AbstractString) = (t = String(s); occursin('\0', t) ? replace(t, '\0' => "\\0") : t)
 cstr(s) = cstr(string(s))
 
-function attr_of(key::String, @nospecialize(v), keep::Vector{String})
-    if v isa Bool
-        return JagerAttr(pointer(key), ATTR_BOOL, 0, UInt64(v))
+# `key` must stay valid during the C call: a String kept alive by the caller, or the name
+# of a Symbol (symbols are never freed).
+function attr_of(key::Ptr{UInt8}, @nospecialize(v), keep::Vector{String})
+    if v isa Int64 # the common cases first, without dynamic calls
+        return JagerAttr(key, ATTR_I64, 0, reinterpret(UInt64, v))
+    elseif v isa Float64
+        return JagerAttr(key, ATTR_F64, 0, reinterpret(UInt64, v))
+    elseif v isa String
+        s = cstr(v)
+        push!(keep, s)
+        return JagerAttr(key, ATTR_STR, 0, UInt64(UInt(pointer(s))))
+    elseif v isa Bool
+        return JagerAttr(key, ATTR_BOOL, 0, UInt64(v))
     elseif v isa Integer && typemin(Int64) <= v <= typemax(Int64)
-        return JagerAttr(pointer(key), ATTR_I64, 0, reinterpret(UInt64, Int64(v)))
+        return JagerAttr(key, ATTR_I64, 0, reinterpret(UInt64, Int64(v)))
     elseif v isa AbstractFloat
-        return JagerAttr(pointer(key), ATTR_F64, 0, reinterpret(UInt64, Float64(v)))
+        return JagerAttr(key, ATTR_F64, 0, reinterpret(UInt64, Float64(v)))
     else
         s = v isa AbstractString ? cstr(v) : v isa Symbol ? cstr(String(v)) : cstr(string(v))
         push!(keep, s)
-        return JagerAttr(pointer(key), ATTR_STR, 0, UInt64(UInt(pointer(s))))
+        return JagerAttr(key, ATTR_STR, 0, UInt64(UInt(pointer(s))))
     end
 end
+
+"The NUL-terminated name of a symbol, valid for the process's lifetime."
+symbol_cstr(s::Symbol) = Ptr{UInt8}(Base.unsafe_convert(Ptr{UInt8}, s))
 
 """
     with_attrs(f, pairs)
@@ -35,7 +48,7 @@ function with_attrs(f, pairs)
     for (i, (k, v)) in enumerate(pairs)
         key = cstr(k)
         push!(keep, key)
-        attrs[i] = attr_of(key, v, keep)
+        attrs[i] = attr_of(pointer(key), v, keep)
     end
     GC.@preserve keep attrs begin
         return f(pointer(attrs), length(attrs))

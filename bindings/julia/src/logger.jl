@@ -27,9 +27,10 @@ struct JagerLogger <: Logging.AbstractLogger
     forward::Union{Nothing,Logging.AbstractLogger}
     message_limits::Dict{Any,Int}
     lock::ReentrantLock
+    limited::Threads.Atomic{Bool}   # set once a maxlog was seen: shouldlog then consults the table
 end
 JagerLogger(forward::Union{Nothing,Logging.AbstractLogger} = nothing; min_level = Logging.Info) =
-    JagerLogger(min_level, forward, Dict{Any,Int}(), ReentrantLock())
+    JagerLogger(min_level, forward, Dict{Any,Int}(), ReentrantLock(), Threads.Atomic{Bool}(false))
 
 """
     Jager.severity(level) -> Int
@@ -54,6 +55,7 @@ function Logging.min_enabled_level(l::JagerLogger)
 end
 
 function Logging.shouldlog(l::JagerLogger, level, _module, group, id)
+    l.limited[] || return true
     lock(l.lock)
     try
         return get(l.message_limits, id, 1) > 0
@@ -71,6 +73,7 @@ function Logging.handle_message(l::JagerLogger, level::Logging.LogLevel, message
     if maxlog isa Core.BuiltinInts
         lock(l.lock)
         remaining = try
+            l.limited[] = true
             r = get!(l.message_limits, id, Int(maxlog))
             l.message_limits[id] = r - 1
             r
@@ -101,20 +104,42 @@ function log_value(k::Symbol, @nospecialize(v))
     return v
 end
 
+# Module names, computed once per module (string(m) costs a few hundred ns).
+const MODULE_NAMES = IdDict{Module,String}()
+const MODULE_NAMES_LOCK = Threads.SpinLock()
+function module_name(m::Module)
+    lock(MODULE_NAMES_LOCK)
+    try
+        return get!(() -> string(m), MODULE_NAMES, m)
+    finally
+        unlock(MODULE_NAMES_LOCK)
+    end
+end
+module_name(@nospecialize(m)) = string(m)
+
+const KEY_NAMESPACE = "code.namespace"
+const KEY_FILEPATH = "code.filepath"
+const KEY_LINENO = "code.lineno"
+
 function record_log(level::Logging.LogLevel, @nospecialize(message), @nospecialize(_module),
                     @nospecialize(filepath), @nospecialize(line), kwargs)
-    body = cstr(message isa AbstractString ? message : string(message))
-    attrs = Pair{String,Any}[]
+    body = cstr(message isa String ? message : string(message))
+    keep = String[]
+    attrs = Vector{JagerAttr}(undef, length(kwargs) + 3)
+    n = 0
     for (k, v) in kwargs
         k === :maxlog && continue
-        push!(attrs, String(k) => log_value(k, v))
+        attrs[n += 1] = attr_of(symbol_cstr(k), log_value(k, v), keep)
     end
-    _module === nothing || push!(attrs, "code.namespace" => string(_module))
-    filepath === nothing || push!(attrs, "code.filepath" => string(filepath))
-    line === nothing || push!(attrs, "code.lineno" => (line isa Integer ? Int64(line) : string(line)))
+    _module === nothing ||
+        (attrs[n += 1] = attr_of(pointer(KEY_NAMESPACE), module_name(_module), keep))
+    filepath === nothing ||
+        (attrs[n += 1] = attr_of(pointer(KEY_FILEPATH), filepath isa String ? filepath : string(filepath), keep))
+    line === nothing ||
+        (attrs[n += 1] = attr_of(pointer(KEY_LINENO), line isa Integer ? Int64(line) : string(line), keep))
     sev = Int32(severity(level))
-    emit(a, n) = GC.@preserve body ccall((:jager_log, LIB), Cvoid, (Cint, Ptr{UInt8}, Ptr{JagerAttr}, Csize_t),
-                                         sev, pointer(body), a, n)
-    with_attrs(emit, attrs)
+    GC.@preserve body keep attrs KEY_NAMESPACE KEY_FILEPATH KEY_LINENO begin
+        ccall((:jager_log, LIB), Cvoid, (Cint, Ptr{UInt8}, Ptr{JagerAttr}, Csize_t), sev, pointer(body), attrs, n)
+    end
     return nothing
 end
