@@ -123,7 +123,7 @@ int fx_frames(const uint8_t *data, size_t size, fx_frame *out, int cap)
         if ((magic & 0xFFFFFFF0u) == 0x184D2A50u) {
             uint32_t len;
             memcpy(&len, data + off + 4, 4);
-            out[n++] = (fx_frame){off, 8u + len, 0, 0, 0};
+            out[n++] = (fx_frame){off, 8u + len, 0, 0, 0, 0};
             off += 8u + len;
             continue;
         }
@@ -139,7 +139,7 @@ int fx_frames(const uint8_t *data, size_t size, fx_frame *out, int cap)
             produced += o;
             if (rc == 0) break;
         }
-        fx_frame f = {start, off - start, 0, 0, 1469598103934665603ull};
+        fx_frame f = {start, off - start, 0, 0, 1469598103934665603ull, produced};
         for (size_t i = 0; i < produced; i++) f.hash = (f.hash ^ buf[i]) * 1099511628211ull;
         memcpy(&f.kind, buf, 4);
         if (f.kind == 7) memcpy(&f.events, buf + 16, 8);

@@ -29,6 +29,7 @@ typedef struct fx_frame {
     uint32_t kind;    /* block kind; 0 for a skippable frame */
     uint64_t events;  /* EVENTS blocks: declared events */
     uint64_t hash;    /* FNV-1a of the decompressed content */
+    uint64_t content; /* decompressed bytes */
 } fx_frame;
 
 /** Split a whole file into frames with liblz4's streaming decoder; returns the count
