@@ -185,8 +185,16 @@ static void expand_output(char *out, size_t size, const char *pattern)
     out[o] = 0;
 }
 
+/* A forked child has the parent's rings but no collector thread (and maybe a lock held by
+ * a thread that does not exist there): it stops recording rather than fill rings no one
+ * drains or deadlock. The parent's recording is unaffected. */
+static void after_fork_in_child(void) { atomic_store_explicit(&jg_enabled, 0, memory_order_release); }
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void install_atfork(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
+
 jager_status jager_init(const jager_config *cfg)
 {
+    pthread_once(&atfork_once, install_atfork);
     jager_status st;
     pthread_mutex_lock(&life_lock);
     if (initialized) {
