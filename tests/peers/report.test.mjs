@@ -228,7 +228,7 @@ test('screenshot artifact', async () => {
 
 test('a million-span-class load: merged blocks keep the page small and interactive', async () => {
   const big = join(dir, 'big.jgr'), bigHtml = join(dir, 'big.html');
-  const r = record(big, 300000);
+  const r = record(big, 300000, ['--rank', '3']);
   run(CLI, ['report', big, '-o', bigHtml, '--max-spans', '20000']);
   const { page, context, errors } = await open(browser, bigHtml);
   try {
@@ -241,6 +241,12 @@ test('a million-span-class load: merged blocks keep the page small and interacti
     assert.ok(tl.coloured > 2000);
     assert.deepEqual(errors, []);
     assert.equal(await page.evaluate(() => J.table.rows.find((x) => J.data.sites[x.k][0] === 'kernel').calls), r.kernel_calls);
+    // mpi.rank in the metadata: the lanes are grouped under their rank
+    const procs = await page.evaluate(() => [J.timeline.procs.map((p) => [p.name, p.rank]), J.timeline.lanes[0].procY]);
+    assert.equal(procs[0].length, 1);
+    assert.match(procs[0][0][0], /^rank 3 · /);
+    assert.equal(procs[0][0][1], '3');
+    assert.ok(procs[1] >= 0, 'a process header row above the first lane');
   } finally { await context.close(); }
 });
 

@@ -25,9 +25,9 @@ export function run(cmd, args, expect = 0) {
 }
 
 /** Record a run with report_fixture; returns what it says it recorded. */
-export function record(out, spans) {
+export function record(out, spans, extra = []) {
   const fixture = process.env.JAGER_REPORT_FIXTURE;
-  const args = [out, '--spans', String(spans)];
+  const args = [out, '--spans', String(spans), ...extra];
   if (process.env.JAGER_PLUGIN_DIR) args.push('--plugin-dir', process.env.JAGER_PLUGIN_DIR);
   const r = run(fixture, args);
   return JSON.parse(r.stdout.trim().split('\n').pop());

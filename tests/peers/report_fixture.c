@@ -5,7 +5,7 @@
  * real gc plugin hooked into the gc tests' stand-in Julia runtime (tests/gc/fake_julia.c,
  * exported from this executable), collections triggered inside `assemble`.
  *
- *   report_fixture OUT.jgr [--spans N] [--plugin-dir DIR]
+ *   report_fixture OUT.jgr [--spans N] [--plugin-dir DIR] [--rank R]
  *
  * Prints one JSON line with what it recorded, so the test compares the page with it. */
 #include <pthread.h>
@@ -65,15 +65,16 @@ static void *worker_main(void *arg)
 
 int main(int argc, char **argv)
 {
-    const char *out = NULL, *plugin_dir = NULL;
+    const char *out = NULL, *plugin_dir = NULL, *rank = NULL;
     unsigned long spans = 4000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--spans") && i + 1 < argc) spans = strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--plugin-dir") && i + 1 < argc) plugin_dir = argv[++i];
+        else if (!strcmp(argv[i], "--rank") && i + 1 < argc) rank = argv[++i];
         else out = argv[i];
     }
     if (!out || spans < 100) {
-        fprintf(stderr, "usage: report_fixture OUT.jgr [--spans N>=100] [--plugin-dir DIR]\n");
+        fprintf(stderr, "usage: report_fixture OUT.jgr [--spans N>=100] [--plugin-dir DIR] [--rank R]\n");
         return 1;
     }
     /* Split the span budget: main thread 2 + kernels per iteration + 1 hostile, worker 5 per iteration. */
@@ -101,6 +102,7 @@ int main(int argc, char **argv)
         return 1;
     }
     jager_metadata_set("fixture.purpose", "report test <b>not bold</b>");
+    if (rank) jager_metadata_set("mpi.rank", rank); /* as the MPI plugin records it */
     S.solve = jager_site_register("solve!", "src/solver.jl", 12);
     S.assemble = jager_site_register("assemble", "src/assemble.jl", 88);
     S.kernel = jager_site_register("kernel", "src/kernel.c", 40);
