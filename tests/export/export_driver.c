@@ -9,8 +9,8 @@
  * `inner` holds most exclusive time. Plus logs with hostile strings (quotes, commas,
  * newlines, CR, tabs, Unicode, HTML, invalid UTF-8), span attributes and an error, a gauge
  * and a monotonic counter, marks, and three plugin-style event types registered through
- * the internal API: gc.pause and dispatch.compile (the bundled plugins' layouts) and
- * test.sample (every field kind). 64-bit integers are printed as strings. */
+ * the internal API: gc.pause and dispatch.compile (the bundled plugins' layouts),
+ * test.sample (every field kind) and test.level (numbers only: a sampled level). 64-bit integers are printed as strings. */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -28,7 +28,7 @@
 
 static jager_site s_outer, s_middle, s_inner, s_weird;
 static jager_counter c_gauge, c_total;
-static uint16_t t_sample, t_pause, t_compile;
+static uint16_t t_sample, t_pause, t_compile, t_level;
 
 static void spin_ns(uint64_t ns)
 {
@@ -301,7 +301,9 @@ int main(int argc, char **argv)
     static const jager_field_desc compile_fields[] = {{"duration_ns", JAGER_FIELD_DURATION_NS, 0},
                                                       {"inference_ns", JAGER_FIELD_DURATION_NS, 0},
                                                       {"signature", JAGER_FIELD_STRING, 0}};
-    if (jg_type_register("test.sample", sample_fields, 9, 0, &t_sample) != JAGER_OK ||
+    static const jager_field_desc level_fields[] = {{"queue", JAGER_FIELD_U64, 0}, {"load", JAGER_FIELD_F64, 0}};
+    if (jg_type_register("test.level", level_fields, 2, 0, &t_level) != JAGER_OK ||
+        jg_type_register("test.sample", sample_fields, 9, 0, &t_sample) != JAGER_OK ||
         jg_type_register("gc.pause", pause_fields, 7, 0, &t_pause) != JAGER_OK ||
         jg_type_register("dispatch.compile", compile_fields, 3, 0, &t_compile) != JAGER_OK) {
         fprintf(stderr, "export_driver: register types: %s\n", jager_last_error());
@@ -341,6 +343,12 @@ int main(int argc, char **argv)
         fields[7] = 4096u * (uint64_t)i;
         fields[8] = stack;
         jg_emit_plugin(t_sample, 0, fields, 9);
+    }
+    for (int i = 0; i < 3; i++) { /* an all-numeric plugin type: a sampled level */
+        double load = 0.75 * i;
+        uint64_t lf[2] = {(uint64_t)(10 * i + 1), 0};
+        memcpy(&lf[1], &load, 8);
+        jg_emit_plugin(t_level, 0, lf, 2);
     }
     for (int i = 0; i < 3; i++) {
         uint64_t t0 = jager_now_ns();

@@ -139,6 +139,13 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
     assert.equal(samples[i].args.where, s.where_name ?? 'site#0');
   });
 
+  // an all-numeric plugin type: counter events, one series per field
+  const levels = ev.filter((e) => e.cat === 'test.level');
+  assert.equal(levels.length, tables.get('test.level').length);
+  tables.get('test.level').forEach((l, i) => {
+    assert.equal(levels[i].ph, 'C');
+    assert.deepEqual(levels[i].args, { queue: Number(l.queue), load: l.load });
+  });
   // counters: every sample, exact values; monotonic ones per thread (id)
   const cs = byThread(ev.filter((e) => e.ph === 'C' && e.cat === 'counter'), (e) => e.tid);
   assert.equal(cs.length, tables.get('counter').length);

@@ -29,7 +29,7 @@ function expectedType(table, col, sample) {
   if (STRING_COLS.has(col)) return 'VARCHAR';
   if (typeof sample === 'number') return 'DOUBLE';
   if (typeof sample === 'boolean') return 'BOOLEAN';
-  if ((table === 'test.sample' && (col === 'count' || col === 'stack')) || (table === 'gc.pause' && (col === 'requested' || col === 'stack')))
+  if ((table === 'test.sample' && (col === 'count' || col === 'stack')) || (table === 'test.level' && col === 'queue') || (table === 'gc.pause' && (col === 'requested' || col === 'stack')))
     return 'UBIGINT';
   return 'BIGINT';
 }

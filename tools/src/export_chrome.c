@@ -120,10 +120,14 @@ static void pend_remove(chrome_state *s, pending *p)
 
 /* ---- output helpers ---- */
 
+/* ns as microseconds with exactly three decimals. */
 static void put_time(tu_buf *b, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
-    tu_buf_printf(b, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+    char frac[4] = {'.', (char)('0' + a % 1000 / 100), (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
+    if (ns < 0) tu_buf_putc(b, '-');
+    ex_put_u64(b, a / 1000);
+    tu_buf_put(b, frac, 4);
 }
 
 static void put_ts(chrome_state *s, uint64_t t) { put_time(&s->b, (int64_t)(t - s->base_ns)); }
@@ -137,9 +141,16 @@ static void begin_event(chrome_state *s, const char *name, size_t name_len, cons
     if (s->events++) TU_PUTS(b, ",\n");
     TU_PUTS(b, "{\"name\":");
     ex_json_str(b, name, name_len);
-    tu_buf_printf(b, ",\"cat\":\"%s\",\"ph\":\"%s\",\"ts\":", cat, ph);
+    TU_PUTS(b, ",\"cat\":");
+    ex_json_str(b, cat, (size_t)-1);
+    TU_PUTS(b, ",\"ph\":\"");
+    tu_buf_put(b, ph, strlen(ph));
+    TU_PUTS(b, "\",\"ts\":");
     put_ts(s, ts);
-    tu_buf_printf(b, ",\"pid\":%lld,\"tid\":%" PRIu64, s->pid, tid);
+    TU_PUTS(b, ",\"pid\":");
+    ex_put_i64(b, s->pid);
+    TU_PUTS(b, ",\"tid\":");
+    ex_put_u64(b, tid);
 }
 
 static int end_event(chrome_state *s)
@@ -161,18 +172,22 @@ static void put_site_args(chrome_state *s, uint32_t site)
 {
     const char *name = NULL, *file = NULL;
     uint32_t line = 0;
-    tu_buf_printf(&s->b, "\"site\":%u", site);
+    TU_PUTS(&s->b, "\"site\":");
+    ex_put_u64(&s->b, site);
     if (site && jager_reader_site(s->r, site, &name, &file, &line) == JAGER_OK) {
         if (file && *file) {
             TU_PUTS(&s->b, ",\"file\":");
             ex_json_str(&s->b, file, (size_t)-1);
         }
-        tu_buf_printf(&s->b, ",\"line\":%u", line);
+        TU_PUTS(&s->b, ",\"line\":");
+        ex_put_u64(&s->b, line);
     }
 }
 
 static const char *site_name(chrome_state *s, uint32_t site, char *buf, size_t size)
 {
+    const char *name = NULL;
+    if (site && jager_reader_site(s->r, site, &name, NULL, NULL) == JAGER_OK && name) return name;
     return tu_site_label(s->r, site, buf, size, 0);
 }
 
@@ -223,8 +238,14 @@ static void on_span(chrome_state *s, const jager_event *ev)
     put_time(&s->b, (int64_t)(sp->end_ns - sp->start_ns));
     TU_PUTS(&s->b, ",\"args\":{");
     put_site_args(s, sp->h.aux);
-    tu_buf_printf(&s->b, ",\"span_id\":%u,\"parent_id\":%u", sp->span_id, sp->parent_id);
-    if (sp->bytes) tu_buf_printf(&s->b, ",\"bytes\":%" PRIu64, sp->bytes);
+    TU_PUTS(&s->b, ",\"span_id\":");
+    ex_put_u64(&s->b, sp->span_id);
+    TU_PUTS(&s->b, ",\"parent_id\":");
+    ex_put_u64(&s->b, sp->parent_id);
+    if (sp->bytes) {
+        TU_PUTS(&s->b, ",\"bytes\":");
+        ex_put_u64(&s->b, sp->bytes);
+    }
     pending *p = pend_find(s, (uint64_t)ev->thread << 32 | sp->span_id, 0);
     if (p) {
         if (p->attrs.len) {

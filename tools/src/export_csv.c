@@ -102,8 +102,21 @@ static int csv_event(void *st, const jager_event *ev)
         if (c) fputc(',', f);
         if (v->null) continue;
         switch (cf->t->cols[c].kind) {
-        case EX_I64: fprintf(f, "%" PRId64, v->i); break;
-        case EX_U64: fprintf(f, "%" PRIu64, (uint64_t)v->i); break;
+        case EX_I64:
+        case EX_U64: {
+            /* the hot path: integers without printf */
+            char tmp[24];
+            size_t k = sizeof tmp;
+            int neg = cf->t->cols[c].kind == EX_I64 && v->i < 0;
+            uint64_t x = neg ? (uint64_t)(-(v->i + 1)) + 1 : (uint64_t)v->i;
+            do {
+                tmp[--k] = (char)('0' + x % 10);
+                x /= 10;
+            } while (x);
+            if (neg) tmp[--k] = '-';
+            fwrite(tmp + k, 1, sizeof tmp - k, f);
+            break;
+        }
         case EX_F64: fprintf(f, "%.17g", v->f); break;
         case EX_BOOL: fputs(v->i ? "true" : "false", f); break;
         case EX_STR:

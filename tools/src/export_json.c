@@ -89,6 +89,23 @@ int ex_json_str(tu_buf *b, const char *s, size_t n)
     return tu_buf_putc(b, '"');
 }
 
+int ex_put_u64(tu_buf *b, uint64_t v)
+{
+    char tmp[20];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return tu_buf_put(b, tmp + i, sizeof tmp - i);
+}
+
+int ex_put_i64(tu_buf *b, int64_t v)
+{
+    if (v >= 0) return ex_put_u64(b, (uint64_t)v);
+    return tu_buf_putc(b, '-') || ex_put_u64(b, (uint64_t)(-(v + 1)) + 1) ? -1 : 0;
+}
+
 int ex_json_f64(tu_buf *b, double v)
 {
     if (!isfinite(v)) return TU_PUTS(b, "null");

@@ -18,6 +18,10 @@ int ex_json_str(tu_buf *b, const char *s, size_t n);
  *  list ends the object early. 0 or -1 (OOM). */
 int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end);
 
+/** Append an integer in decimal (fast path for the exporters' hot loops). 0 or -1. */
+int ex_put_u64(tu_buf *b, uint64_t v);
+int ex_put_i64(tu_buf *b, int64_t v);
+
 /** Append a double as JSON (round-trip precision; NaN and infinities become null). */
 int ex_json_f64(tu_buf *b, double v);
 

@@ -31,7 +31,7 @@ typedef struct ss_state {
     ss_thread *threads;
     uint32_t nthreads;
     ss_thread *cur; /* the thread being walked */
-    tu_buf b;
+    tu_buf b, ev;
     int failed;
 } ss_state;
 
@@ -58,9 +58,16 @@ static void emit(ss_state *s, char type, uint32_t site, uint64_t at)
     ss_thread *th = s->cur;
     if (at < th->last_at) at = th->last_at; /* never backwards (the walker guarantees it; belt and braces) */
     th->last_at = at;
-    if (fprintf(th->tmp, "%s{\"type\":\"%c\",\"frame\":%u,\"at\":%" PRIu64 "}", th->events++ ? "," : "", type,
-                site ? site - 1 : 0, at) < 0)
-        s->failed = 1;
+    tu_buf *b = &s->ev;
+    b->len = 0;
+    if (th->events++) tu_buf_putc(b, ',');
+    TU_PUTS(b, "{\"type\":\"");
+    tu_buf_putc(b, (uint8_t)type);
+    TU_PUTS(b, "\",\"frame\":");
+    ex_put_u64(b, site ? site - 1 : 0);
+    TU_PUTS(b, ",\"at\":");
+    ex_put_u64(b, at);
+    if (tu_buf_putc(b, '}') || fwrite(b->data, 1, b->len, th->tmp) != b->len) s->failed = 1;
 }
 
 static uint64_t on_open(void *ctx, const sp_span *sp, uint32_t depth, uint64_t parent_user)
@@ -208,6 +215,7 @@ static void ss_free(void *st)
     free(s->threads);
     sp_free(s->ord);
     tu_buf_free(&s->b);
+    tu_buf_free(&s->ev);
     free(s);
 }
 
