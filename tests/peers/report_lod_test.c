@@ -102,6 +102,22 @@ static void too_deep_is_counted(void **state)
     rt_free(d);
 }
 
+/* Past max_kept the timeline stops holding spans and counts them instead. */
+static void memory_cap_counts_the_rest(void **state)
+{
+    (void)state;
+    rt_opts o = {.max_kept = 100};
+    rt_data *d = rt_new(NULL, &o);
+    for (uint64_t k = 0; k < 150; k++) add_span(d, 1 + (uint32_t)(k & 1), 1, 1000 + k * 10, 1005 + k * 10);
+    assert_int_equal(rt_finish(d), 0);
+    assert_int_equal(rt_check(d), 0);
+    rt_summary s;
+    rt_get_summary(d, &s);
+    assert_int_equal(s.spans, 100);
+    assert_int_equal(s.not_kept, 50);
+    rt_free(d);
+}
+
 static void add_log(rt_data *d, uint32_t thread, uint64_t t, int sev, const char *body)
 {
     uint8_t buf[512] __attribute__((aligned(8)));
@@ -154,6 +170,7 @@ int main(void)
         cmocka_unit_test(depths_follow_nesting),
         cmocka_unit_test(budget_merges_short_spans),
         cmocka_unit_test(too_deep_is_counted),
+        cmocka_unit_test(memory_cap_counts_the_rest),
         cmocka_unit_test(logs_and_counters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

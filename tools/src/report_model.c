@@ -124,11 +124,16 @@ void rm_write_run(FILE *out, const jm_model *m, const rt_summary *ts, const rm_s
     }
     fputc(']', out);
     write_plugins(out, m);
-    if (ts->merged_spans) {
-        char buf[256], dur[32];
-        snprintf(buf, sizeof buf,
-                 "%" PRIu64 " spans drawn exactly (all longer than %s); %" PRIu64 " shorter ones merged into %" PRIu64 " blocks",
-                 ts->raw, tu_fmt_ns(dur, sizeof dur, (double)ts->duration_threshold_ns), ts->merged_spans, ts->blocks);
+    if (ts->merged_spans || ts->not_kept || ts->too_deep) {
+        char buf[512], dur[32];
+        int k = snprintf(buf, sizeof buf, "%" PRIu64 " spans drawn exactly", ts->raw);
+        if (ts->merged_spans)
+            k += snprintf(buf + k, sizeof buf - (size_t)k, " (all longer than %s); %" PRIu64 " shorter ones merged into %" PRIu64 " blocks",
+                          tu_fmt_ns(dur, sizeof dur, (double)ts->duration_threshold_ns), ts->merged_spans, ts->blocks);
+        if (ts->too_deep && k < (int)sizeof buf)
+            k += snprintf(buf + k, sizeof buf - (size_t)k, "; %" PRIu64 " nested deeper than %d levels not drawn", ts->too_deep, RT_MAX_DEPTH);
+        if (ts->not_kept && k < (int)sizeof buf)
+            snprintf(buf + k, sizeof buf - (size_t)k, "; %" PRIu64 " spans past the timeline's memory cap not drawn (totals include them)", ts->not_kept);
         key_str(out, "lod", buf);
     }
     fputs(",\"meta\":[", out);

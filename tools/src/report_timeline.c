@@ -106,6 +106,7 @@ struct rt_data {
     size_t ngcp, capgcp;
     uint64_t first_ns, last_ns;
     uint64_t threshold, quantum;
+    uint64_t kept, not_kept;
 };
 
 /* ---- growable arrays ---- */
@@ -192,6 +193,7 @@ rt_data *rt_new(jager_reader *r, const rt_opts *o)
     if (!d->o.max_blocks) d->o.max_blocks = 100000;
     if (!d->o.max_logs) d->o.max_logs = 20000;
     if (!d->o.counter_bins) d->o.counter_bins = 2000;
+    if (!d->o.max_kept) d->o.max_kept = 16u << 20;
     d->first_ns = UINT64_MAX;
     d->gc_dur = d->gc_tid = d->cc_dur = d->cc_inf = d->cc_sig = UINT32_MAX;
     return d;
@@ -293,7 +295,9 @@ int rt_add(rt_data *d, const jager_event *ev)
     case JAGER_EV_SPAN: {
         if ((uint64_t)h->words * 8 < sizeof(jager_rec_span)) return 0;
         const jager_rec_span *s = (const jager_rec_span *)h;
+        if (d->kept >= d->o.max_kept) { d->not_kept++; return 0; } /* memory bound, see rt_opts */
         if (!(l = lane_get(d, ev->thread))) return -1;
+        d->kept++;
         if (grow((void **)&l->spans, &l->cap, l->n + 1, sizeof *l->spans)) return -1;
         uint64_t end = s->end_ns >= s->start_ns ? s->end_ns : s->start_ns;
         l->spans[l->n++] = (rt_span){s->start_ns, end, h->aux, 0, 0};
@@ -557,6 +561,7 @@ void rt_get_summary(const rt_data *d, rt_summary *out)
 {
     memset(out, 0, sizeof *out);
     out->duration_threshold_ns = d->threshold;
+    out->not_kept = d->not_kept;
     for (size_t i = 0; i < d->nlanes; i++) {
         const rt_lane *l = d->lanes[i];
         if (!l) continue;

@@ -24,6 +24,9 @@ typedef struct rt_opts {
     uint64_t max_blocks;    /**< merged blocks over all lanes, about (default 100000) */
     uint32_t max_logs;      /**< log markers kept per lane (default 20000); the rest are counted */
     uint32_t counter_bins;  /**< points per counter series (default 2000; min/max kept per bin) */
+    uint64_t max_kept;      /**< spans held while reading (24 bytes each; default 16M): the timeline
+                                 of a bigger file shows its first max_kept spans, the rest are
+                                 counted (aggregates, tree and findings still cover them all) */
 } rt_opts;
 
 typedef struct rt_data rt_data;
@@ -38,6 +41,7 @@ int rt_finish(rt_data *d);
 /** Totals for the overview. */
 typedef struct rt_summary {
     uint64_t spans, raw, merged_spans, blocks, too_deep;
+    uint64_t not_kept;              /**< spans beyond max_kept, not on the timeline */
     uint64_t gc_pauses, gc_ns, compiles, compile_ns, logs, logs_dropped;
     uint64_t duration_threshold_ns; /**< spans at least this long are exact (0: all are) */
 } rt_summary;

@@ -34,14 +34,13 @@ J.Timeline.prototype.prepLane = function (l) {
   }
   var lane = {
     name: l.name, proc: l.proc || 0, spans: rows(l.rows), blocks: rows(l.blocks),
-    raw: l.raw || 0, merged: l.merged || 0, total: l.total || 0,
+    raw: l.raw || 0, merged: l.merged || 0, total: l.total || 0, tooDeep: l.too_deep || 0,
     gc: l.gc ? { s: J.undelta(l.gc.s), d: l.gc.d } : null,
     cc: l.cc ? { s: J.undelta(l.cc.s), d: l.cc.d, g: l.cc.g } : null,
     logs: l.logs ? { t: J.undelta(l.logs.t), v: l.logs.v, m: l.logs.m } : null,
     marks: l.marks ? { t: J.undelta(l.marks.t), m: l.marks.m } : null
   };
   lane.depth = Math.min(this.MAXROWS, Math.max(lane.spans.length, lane.blocks.length, 1));
-  lane.hidden = Math.max(lane.spans.length, lane.blocks.length) - lane.depth;
   return lane;
 };
 
@@ -82,6 +81,11 @@ J.Timeline.prototype.draw = function () {
   ctx.textBaseline = 'middle';
   this.drawGrid(ctx, w);
   for (var i = 0; i < this.lanes.length; i++) this.drawLane(ctx, this.lanes[i], w);
+  if (!this.lanes.length) {
+    ctx.fillStyle = '#5f6b7a';
+    ctx.textAlign = 'left';
+    ctx.fillText('No spans, GC pauses, compiles or logs in this recording.', 10, this.RULER + 24);
+  }
   if (this.sel) {
     var a = this.x(Math.min(this.sel[0], this.sel[1])), b = this.x(Math.max(this.sel[0], this.sel[1]));
     ctx.fillStyle = 'rgba(31,111,235,0.15)';
@@ -133,7 +137,7 @@ J.Timeline.prototype.drawLane = function (ctx, l, w) {
   ctx.fillStyle = '#1d2330';
   ctx.textAlign = 'left';
   var head = l.name + (l.merged ? '   ·   ' + J.fmtInt(l.total) + ' spans, ' + J.fmtInt(l.raw) + ' drawn exactly, the rest merged' : '') +
-    (l.hidden > 0 ? '   ·   ' + l.hidden + ' deeper levels not shown' : '');
+    (l.tooDeep > 0 ? '   ·   ' + J.fmtInt(l.tooDeep) + ' spans nested deeper than ' + this.MAXROWS + ' levels not drawn' : '');
   ctx.fillText(J.fitText(ctx, head, w - 12), 6, l.y + this.LANEHEAD / 2);
   ctx.strokeStyle = '#eceff3';
   ctx.beginPath(); ctx.moveTo(0, l.y + 0.5); ctx.lineTo(w, l.y + 0.5); ctx.stroke();

@@ -49,7 +49,7 @@ J.Flame.prototype.draw = function () {
   ctx.font = '11.5px system-ui, sans-serif';
   ctx.textBaseline = 'middle';
   this.rects = [];
-  if (!n) {
+  if (!n || !(this.tot[0] > 0)) {
     ctx.fillStyle = '#5f6b7a'; ctx.fillText('No spans in this recording.', 10, 12);
     this.renderCrumbs(ancestors);
     return;
