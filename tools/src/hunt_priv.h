@@ -11,6 +11,9 @@ typedef struct hunt_list {
     int oom;
 } hunt_list;
 
+/** What a finding's pct_of_run is a share of: the instrumented time (sum of top-level spans
+ *  over threads) for findings inside regions, the recording's thread time for run-wide ones. */
+double hunt_base(const jm_model *m, hunt_kind kind);
 /** A new zeroed finding at the end of \p l, or NULL (l->oom set). */
 hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_ns, const jm_model *m);
 /** Set the finding's location to a site. */

@@ -17,6 +17,17 @@ const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_name
 
 void hunt_options_default(hunt_options *o) { o->min_pct = 1.0; }
 
+double hunt_base(const jm_model *m, hunt_kind kind)
+{
+    /* Costs inside regions are shares of the measured (instrumented) time: in a Julia
+     * session the recording window also holds startup and JIT work the user did not ask
+     * to measure. Compile time and run-wide GC are shares of the whole window. */
+    double spanned = (double)m->merged.nodes[0].incl_ns;
+    int run_wide = kind == HUNT_COMPILE_TIME || kind == HUNT_SPECIALIZATION_EXPLOSION || kind == HUNT_DROPPED_EVENTS;
+    if (!run_wide && spanned > 0) return spanned;
+    return (double)m->thread_ns;
+}
+
 hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_ns, const jm_model *m)
 {
     if (l->n == l->cap) {
@@ -34,7 +45,8 @@ hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_n
     f->kind = kind;
     f->severity = severity;
     f->cost_ns = cost_ns;
-    f->pct_of_run = cost_ns > 0 && m->thread_ns ? cost_ns / (double)m->thread_ns * 100.0 : 0;
+    double base = hunt_base(m, kind);
+    f->pct_of_run = cost_ns > 0 && base > 0 ? cost_ns / base * 100.0 : 0;
     f->func = "";
     f->file = "";
     return f;

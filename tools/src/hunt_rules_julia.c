@@ -2,6 +2,7 @@
  * instability, dispatch diversity, specialization explosion, compile time. Thresholds and
  * reasoning: docs/hunt.md. */
 #include <stdlib.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,6 +77,20 @@ static uint32_t sig_difference(const jm_model *m, const jm_site *s, char *out, s
     return 0;
 }
 
+/* An abstract type reaching a call ("::Real", "::AbstractFloat", "::Any", …). */
+static int abstract_arg(const char *reason)
+{
+    static const char *const abstract[] = {"::Real", "::AbstractFloat", "::Number", "::Integer", "::Signed",
+                                           "::Unsigned", "::Any", "::Abstract", "::Union{"};
+    for (size_t i = 0; reason && i < sizeof abstract / sizeof abstract[0]; i++) {
+        const char *p = strstr(reason, abstract[i]);
+        /* "::Real" but not "::RealLike"; "::Abstract…" is a prefix on purpose. */
+        if (p && ((abstract[i][2] == 'A' && abstract[i][3] == 'b') || !isalnum((unsigned char)p[strlen(abstract[i])])))
+            return 1;
+    }
+    return 0;
+}
+
 /* The fix that matches an instability's kind. */
 static const char *instability_fix(uint64_t flags, const char *reason, const char **hint)
 {
@@ -85,9 +100,16 @@ static const char *instability_fix(uint64_t flags, const char *reason, const cha
                 "dynamic: don't reassign captured variables, or bind them with `let x = x ... end`.";
         return "avoid reassigning the captured variable";
     }
-    if ((flags & 1) && field_access) {
-        *hint = "A struct field has an abstract type (e.g. `weight::Real`), so every access dispatches at runtime: "
-                "make the field concrete or parametrise the struct (`struct P{T<:Real}; weight::T; end`).";
+    if (reason && strstr(reason, "non-constant global")) {
+        *hint = "A non-constant global has no known type, so every use is dispatched at runtime: declare it "
+                "`const` (its value may still change if its type does not) or pass it as an argument.";
+        return "make the global const or pass it as an argument";
+    }
+    if ((flags & 1) && (field_access || abstract_arg(reason))) {
+        *hint = "A value of abstract type reaches this call, so it is dispatched at runtime on every iteration. It "
+                "usually comes from a struct field or container declared abstract (`weight::Real`, "
+                "`Vector{Real}`): make the field concrete or parametrise the struct "
+                "(`struct P{T<:Real}; weight::T; end`), converting values once where they are loaded.";
         return "make the field concrete";
     }
     if (flags & 2) {
@@ -104,6 +126,20 @@ static const char *instability_fix(uint64_t flags, const char *reason, const cha
     *hint = "The return type depends on runtime values: make it depend only on argument types (return the same "
             "type on every branch), so callers can be compiled for it.";
     return "make the return type depend only on argument types";
+}
+
+/* The site of the function a dispatch reason names ("runtime dispatch: `scatter!(…)`"). */
+static const jm_site *callee_site(const jm_model *m, const char *reason)
+{
+    const char *p = reason ? strchr(reason, '`') : NULL;
+    if (!p) return NULL;
+    p++;
+    size_t n = strcspn(p, "(`");
+    if (!n || p[n] != '(') return NULL;
+    for (uint32_t id = 1; id < m->nsites; id++)
+        if (m->sites[id].sig_count > 1 && strlen(m->sites[id].name) == n && !strncmp(m->sites[id].name, p, n))
+            return &m->sites[id];
+    return NULL;
 }
 
 static void instability_for_site(const jm_model *m, hunt_list *l, jager_site site, const jm_instability *u, uint32_t n)
@@ -124,7 +160,10 @@ static void instability_for_site(const jm_model *m, hunt_list *l, jager_site sit
     const char *fix = instability_fix(flags, lead->reason, &hint);
     char seen[300] = "", share[64] = "", reason[300];
     jm_text_fit(reason, sizeof reason, *lead->reason ? lead->reason : "unstable signature", 160);
-    if (s && sig_difference(m, s, seen, sizeof seen) > 1) {
+    /* The types seen where the signatures differ: at this site, or at the callee the
+     * runtime dispatch goes to (pic.jl: deposit! calls scatter! with Float32 and Float64). */
+    const jm_site *callee = callee_site(m, lead->reason);
+    if ((s && sig_difference(m, s, seen, sizeof seen) > 1) || (callee && sig_difference(m, callee, seen, sizeof seen) > 1)) {
         size_t k = strlen(seen);
         snprintf(seen + k, sizeof seen - k, " seen");
     }

@@ -136,8 +136,9 @@ static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, double
     if (!f) return;
     if (key) key[l->n - 1 - from] = gc_ns;
     if (s) hunt_at_site(f, m, s->id);
+    else f->pct_of_run = base_ns > 0 ? gc_ns / base_ns * 100.0 : 0;
     char where[600] = "";
-    if (nt && tr_total) {
+    if (nt && tr_total && tr[0].func[0] != '(') { /* only a symbolized frame names a trigger */
         char ln[32] = "";
         if (tr[0].line) snprintf(ln, sizeof ln, " line %u", tr[0].line);
         snprintf(where, sizeof where, ", %.0f%% triggered from `%s`%s", 100.0 * (double)tr[0].ns / (double)tr_total,
@@ -151,10 +152,11 @@ static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, double
     else
         f->title = hunt_fmt(l, "GC pressure: %.0f%% of the run (%s) in %llu pauses%s", share,
                             hunt_ns(a, sizeof a, gc_ns), (unsigned long long)pauses, where);
+    int named = nt && tr[0].func[0] != '(';
     f->hint = hunt_fmt(l, "Collections are triggered by allocation%s%s%s: allocate buffers once outside the loop and update "
                           "them in place (`.=`, `mul!`, `@views` instead of slices, preallocated outputs); check "
                           "`allocation_hotspot` findings for the regions that allocate most.",
-                       nt ? " at `" : "", nt ? tr[0].func : "", nt ? "`" : "");
+                       named ? " at `" : "", named ? tr[0].func : "", named ? "`" : "");
     hunt_ev(f, "gc_ns", gc_ns, "ns");
     hunt_ev(f, "gc_pauses", (double)pauses, "count");
     hunt_ev(f, "gc_pct_of_region", share, "%");
@@ -186,9 +188,10 @@ void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l)
     }
     suppress_enclosing(m, l, from, key);
     free(key);
-    if (l->n == from && m->run_ns && (double)m->gc.total_ns >= GC_RUN_SHARE * (double)m->run_ns &&
-        m->gc.pauses >= GC_MIN_PAUSES)
-        gc_finding(m, l, NULL, (double)m->gc.total_ns, m->gc.pauses, (double)m->run_ns, NULL, 0, NULL, 0);
+    /* Run-wide: all GC time against the whole recording window (startup included). */
+    double base = (double)m->thread_ns;
+    if (l->n == from && base > 0 && (double)m->gc.total_ns >= GC_RUN_SHARE * base && m->gc.pauses >= GC_MIN_PAUSES)
+        gc_finding(m, l, NULL, (double)m->gc.total_ns, m->gc.pauses, base, NULL, 0, NULL, 0);
 }
 
 /* ---- allocation_hotspot ---- */
