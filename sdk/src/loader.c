@@ -266,24 +266,24 @@ static void load_one(const char *name, const char *search_path)
     if (!find_plugin(name, search_path, h->path, sizeof h->path, looked, sizeof looked)) {
         refuse(name, JAGER_DIAG_WARN, "plugin '%s': libjager-%s.so not found (looked in: %s)", name, name,
                looked[0] ? looked : "no folders: set JAGER_PLUGIN_PATH");
-        goto fail;
+        goto unload;
     }
     dlerror();
     h->dl = dlopen(h->path, RTLD_NOW | RTLD_LOCAL);
     if (!h->dl) {
         const char *e = dlerror();
         refuse(name, JAGER_DIAG_WARN, "plugin '%s': cannot load %s: %s", name, h->path, e ? e : "unknown dlopen error");
-        goto fail;
+        goto unload;
     }
     /* POSIX guarantees a function pointer survives the round trip through void *. */
     jager_plugin_entry_fn entry = (jager_plugin_entry_fn)dlsym(h->dl, JAGER_PLUGIN_ENTRY_SYMBOL);
     if (!entry) {
         refuse(name, JAGER_DIAG_WARN, "plugin '%s': %s has no entry symbol %s (not a Jäger plugin?)", name, h->path,
                JAGER_PLUGIN_ENTRY_SYMBOL);
-        goto fail;
+        goto unload;
     }
     const jager_plugin_descriptor *d = entry(JAGER_PLUGIN_ABI_MAJOR, JAGER_PLUGIN_ABI_MINOR);
-    if (!descriptor_ok(name, h->path, d)) goto fail;
+    if (!descriptor_ok(name, h->path, d)) goto unload;
     copy_descriptor(&h->desc, d);
 
     atomic_store_explicit(&h->phase, JG_PHASE_INIT, memory_order_relaxed);
@@ -291,14 +291,14 @@ static void load_one(const char *name, const char *search_path)
     jager_status st = h->desc.init(jg_host_api(), h, &h->state);
     if (st == JAGER_E_UNSUPPORTED) {
         refuse(name, JAGER_DIAG_INFO, "plugin '%s' stepped aside (init: %s)", name, jager_strerror(st));
-        goto fail;
+        goto unload;
     }
     if (st != JAGER_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", jager_last_error());
         refuse(name, JAGER_DIAG_WARN, "plugin '%s': init failed: %s (%d)%s%s", name, jager_strerror(st), (int)st,
                why[0] ? ": " : "", why);
-        goto fail;
+        goto unload;
     }
     /* Init succeeded: the sinks it registered may now receive batches. */
     for (uint32_t i = 0; i < h->npending; i++) {
@@ -313,7 +313,7 @@ static void load_one(const char *name, const char *search_path)
     plugins[n] = h;
     atomic_store_explicit(&nplugins, n + 1, memory_order_release);
     return;
-fail:
+unload: /* dlclose (when opened) and free the handle */
     free_handle(h);
 }
 
