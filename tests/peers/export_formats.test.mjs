@@ -125,7 +125,8 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
   tables.get('dispatch.compile').forEach((c, i) => {
     assert.equal(names.get(comp[i].tid), 'Compiler');
     assert.equal(comp[i].name, c.signature);
-    assert.equal(BigInt(ns(comp[i].dur)), BigInt(c.duration_ns));
+    assert.equal(BigInt(ns(comp[i].dur)), BigInt(c.duration_ns) + BigInt(c.inference_ns), 'inference + codegen');
+    assert.equal(String(comp[i].args.duration_ns), c.duration_ns);
     assert.equal(String(comp[i].args.inference_ns), c.inference_ns);
   });
   // a plugin type with strings/sites: generic instants with fields as args
@@ -325,4 +326,31 @@ test('corrupt or missing input: exit 2 with a message; bad usage: exit 1', () =>
   assert.match(r.stderr, /unknown format/);
   r = jager('export', jgr);
   assert.equal(r.status, 1);
+});
+
+test('cut at many points and bytes flipped: every format exits 0, 2 or 3 and never crashes', () => {
+  const { jgr } = recording();
+  const bytes = fs.readFileSync(jgr);
+  const cases = [];
+  for (let k = 1; k <= 12; k++) cases.push(['cut', bytes.subarray(0, Math.floor((bytes.length * k) / 13))]);
+  let seed = 12345;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  for (let k = 0; k < 12; k++) {
+    const b = Buffer.from(bytes);
+    b[Math.floor(rand() * b.length)] ^= 1 << Math.floor(rand() * 8);
+    cases.push(['flip', b]);
+  }
+  for (const [kind, data] of cases) {
+    const input = outPath(`${kind}.jgr`);
+    fs.writeFileSync(input, data);
+    for (const fmt of ['chrome', 'speedscope', 'pprof', 'parquet', 'csv']) {
+      const out = outPath(`${kind}-${fmt}`);
+      const r = jager('export', '--format', fmt, input, '-o', out);
+      assert.equal(r.signal, null, `${kind} ${fmt}: killed by ${r.signal}`);
+      assert.ok([0, 2, 3].includes(r.status), `${kind} ${fmt}: exit ${r.status}: ${r.stderr}`);
+      if (r.status !== 0) assert.match(r.stderr, /^jager export: /m);
+      if (fmt === 'chrome' && fs.existsSync(out)) checkChromeSchema(JSON.parse(fs.readFileSync(out, 'utf8')));
+      if (fmt === 'speedscope' && fs.existsSync(out)) JSON.parse(fs.readFileSync(out, 'utf8'));
+    }
+  }
 });

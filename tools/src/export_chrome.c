@@ -4,6 +4,8 @@
  *   spans        "X" complete events on their thread's lane (pid = process, tid = thread
  *                index), args: site, file, line, span_id, parent_id, bytes, attributes, error
  *   gc.* types   "X" on one lane named "GC";  dispatch.* types with a duration: "Compiler"
+ *                (a dispatch.compile slice starts when inference began and lasts
+ *                inference_ns + duration_ns)
  *   other plugin types with a `duration_ns` field: "X" on a lane named after the type;
  *                all-numeric types: "C" counters (one series per field); others: "i" instants
  *   counters     "C" events (monotonic counters are per-thread running totals: id = thread)
@@ -473,6 +475,13 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
     case STYLE_COMPLETE: {
         int df = duration_field(d);
         uint64_t dur = (size_t)df < have ? p->fields[df] : 0;
+        /* dispatch.compile: time_ns is when inference began; codegen (duration_ns) follows
+         * it, so the slice covers both (docs/event-types.md, the Julia binding's sensor). */
+        if (!strcmp(d->name, "dispatch.compile"))
+            for (uint32_t f = 0; f < d->nfields && f < have; f++)
+                if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && d->fields[f].name &&
+                    !strcmp(d->fields[f].name, "inference_ns"))
+                    dur += p->fields[f];
         uint64_t lane;
         const char *name = d->name;
         if (starts_with(d->name, "gc.")) {
@@ -494,7 +503,8 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
         begin_event(s, sig && lane == LANE_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
         TU_PUTS(&s->b, ",\"dur\":");
         put_time(&s->b, (int64_t)dur);
-        tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread, dur);
+        tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread,
+                      (size_t)df < have ? p->fields[df] : 0);
         put_fields(s, d, p, have, df, 0);
         tu_buf_putc(&s->b, '}');
         break;
