@@ -12,7 +12,8 @@ if ! julia=$("$root/scripts/install-julia.sh" --print); then
 fi
 depot=$(mktemp -d)
 trap 'rm -rf "$depot"' EXIT
-export JULIA_DEPOT_PATH="$depot" JAGER_LIB="$lib" JAGER_ABI_SIZES="$abi" JAGER_QUIET=1
+# Two threads: thread_tests.jl checks exact per-thread signature counts.
+export JULIA_DEPOT_PATH="$depot" JAGER_LIB="$lib" JAGER_ABI_SIZES="$abi" JAGER_QUIET=1 JULIA_NUM_THREADS=2
 # Plugins built next to the library (the dispatch and gc tests load them).
 export JAGER_PLUGIN_PATH="${JAGER_PLUGIN_PATH:-$(dirname "$lib")/../plugins}"
 exec "$julia" --startup-file=no --project="$root/bindings/julia" "$root/bindings/julia/test/runtests.jl"

@@ -149,12 +149,9 @@ function call_expr(source, site::Site, ex::Expr)
                   :($(g(:rethrow))()))),
         :($(g(:_leave))($sp, $b0)),
         v)
+    # Built without quote blocks, which would add line numbers of this file.
     body = Expr(:block, source, pre...,
-        :(local $val = if $(g(:ENABLED))[]
-            $instrumented
-        else
-            $call
-        end))
+        Expr(:local, Expr(:(=), val, Expr(:if, :($(g(:ENABLED))[]), instrumented, call))))
     lhs === nothing || push!(body.args, :($lhs = $val))
     push!(body.args, val)
     return body

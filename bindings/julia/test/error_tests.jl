@@ -9,6 +9,7 @@ Base.showerror(io::IO, e::SolverDiverged) = print(io, "solver diverged at iterat
 const DIVERGED = SolverDiverged(17)
 @noinline solve_step(x::Float64, n::Int) = x > 1 ? throw(DIVERGED) : x * n
 step_site(x, n) = @jäger solve_step(x, n)
+const STEP_LINE = @__LINE__() - 1
 block_thrower(x) = @jäger_block "throwing block" begin
     x > 1 && throw(ArgumentError("x too large: $x"))
     x
@@ -36,6 +37,8 @@ end
     # The backtrace starts where the exception was thrown, as without Jäger.
     @test st[1].func === :solve_step
     @test (st[1].func, st[1].file, st[1].line) == (plain[2][1].func, plain[2][1].file, plain[2][1].line)
+    # The caller's frame keeps the user's line: the line of the @jäger call.
+    @test (st[2].func, st[2].line) == (:step_site, STEP_LINE)
     @test inside_block[1] isa ArgumentError
     @test inside_block[1].msg == "x too large: 5"
 

@@ -32,6 +32,7 @@ Jager.available() || error("libjager is not loaded: ", Jager.LIBSTATE.detail)
     include("context_tests.jl")
     include("symbolize_tests.jl")
     include("summary_tests.jl")
+    include("thread_tests.jl")
     include("missing_lib_tests.jl")
 end
 # dispatch_tests.jl and gc_tests.jl (the dispatch and GC sensors) run as their own ctests.
