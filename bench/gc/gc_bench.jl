@@ -49,7 +49,8 @@ function run_once(script, mode, out)
         env["JAGER_QUIET"] = "1"
         env["JAGER_PLUGIN_PATH"] = PLUGINS
         env["JAGER_OUTPUT"] = out
-        mode == :gc ? (env["JAGER_PLUGINS"] = "gc") : delete!(env, "JAGER_PLUGINS")
+        mode in (:gc, :gc_nostack) ? (env["JAGER_PLUGINS"] = "gc") : delete!(env, "JAGER_PLUGINS")
+        mode == :gc_nostack ? (env["JAGER_GC_DEPTH"] = "0") : delete!(env, "JAGER_GC_DEPTH")
     else
         delete!(env, "LD_PRELOAD")
     end
@@ -86,10 +87,10 @@ q(v, p) = sort(v)[clamp(round(Int, p * length(v)), 1, length(v))]
 function main()
     dir = mktempdir()
     script = joinpath(dir, "workload.jl"); write(script, WORKLOAD)
-    times = Dict(m => Float64[] for m in (:plain, :preload, :gc))
+    times = Dict(m => Float64[] for m in (:plain, :preload, :gc, :gc_nostack))
     colls = Int[]
-    cbs = Int[]; durs = Int[]
-    for k in 1:ROUNDS, m in (k % 2 == 1 ? (:plain, :preload, :gc) : (:gc, :preload, :plain))
+    cbs = Int[]; durs = Int[]; cbs0 = Int[]
+    for k in 1:ROUNDS, m in (k % 2 == 1 ? (:plain, :preload, :gc, :gc_nostack) : (:gc_nostack, :gc, :preload, :plain))
         out = joinpath(dir, "r$(k)_$(m).jgr")
         r = run_once(script, m, out)
         push!(times[m], r.t)
@@ -97,12 +98,16 @@ function main()
             push!(colls, r.collections)
             cb, dur = pauses(out)
             append!(cbs, cb); append!(durs, dur)
+        elseif m == :gc_nostack
+            append!(cbs0, pauses(out)[1])
         end
     end
     @printf("gc plugin bench: %d rounds, interleaved; churn(4000) allocates ~1.9 GB in 256k arrays\n", ROUNDS)
     @printf("\ncallback time per collection (pre+post bodies, TSC): n=%d\n", length(cbs))
     @printf("  p50 %.2f µs   p90 %.2f µs   p99 %.2f µs   max %.2f µs   mean %.2f µs\n",
             q(cbs, 0.5) / 1e3, q(cbs, 0.9) / 1e3, q(cbs, 0.99) / 1e3, maximum(cbs) / 1e3, mean(cbs) / 1e3)
+    @printf("  without stacks (JAGER_GC_DEPTH=0): p50 %.2f µs   p90 %.2f µs   max %.2f µs: unwinding is the rest\n",
+            q(cbs0, 0.5) / 1e3, q(cbs0, 0.9) / 1e3, maximum(cbs0) / 1e3)
     @printf("  pause p50 %.2f ms: the callbacks are %.3f%% of a median pause\n", q(durs, 0.5) / 1e6,
             100 * q(cbs, 0.5) / q(durs, 0.5))
     mp, ml, mg = median(times[:plain]), median(times[:preload]), median(times[:gc])
@@ -111,9 +116,9 @@ function main()
         @printf("  %-31s %.3f s  (%.3f … %.3f)\n", name, median(times[m]), minimum(times[m]), maximum(times[m]))
     end
     noise = (maximum(times[:plain]) - minimum(times[:plain])) / mp
-    @printf("  ratio gc / no Jäger            %.4f\n", mg / mp)
-    @printf("  ratio gc / preloaded           %.4f\n", mg / ml)
-    @printf("  run-to-run spread of no Jäger  %.2f%%\n", 100 * noise)
+    @printf("  ratio gc / no Jäger            %.4f median, %.4f best-of\n", mg / mp, minimum(times[:gc]) / minimum(times[:plain]))
+    @printf("  ratio gc / preloaded           %.4f median, %.4f best-of\n", mg / ml, minimum(times[:gc]) / minimum(times[:preload]))
+    @printf("  run-to-run spread of no Jäger  %.2f%% (max−min over median): the noise floor\n", 100 * noise)
     pred = mean(cbs) * mean(colls)
     @printf("\npredicted cost = %.2f µs × %.0f collections = %.3f ms = %.4f%% of the loop\n",
             mean(cbs) / 1e3, mean(colls), pred / 1e6, 100 * pred / 1e9 / mg)

@@ -190,6 +190,11 @@ void gc_hooks_install(gc_state *st)
 {
     if (atomic_load(&st->hooked)) return;
     pin_self();
+    /* Pay the unwinder's one-time set-up here rather than inside the first pause. */
+    if (st->depth > 0) {
+        void *warm[GC_MAX_DEPTH];
+        (void)gc_backtrace(warm, (int)(sizeof warm / sizeof warm[0]));
+    }
     for (int i = 0; i < GC_INFLIGHT; i++) atomic_store(&st->inflight[i].owner, 0);
     atomic_store(&st->last_total, gc_julia_total(&st->jl));
     atomic_store(&g_armed, 1);
