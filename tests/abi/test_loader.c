@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -307,6 +309,27 @@ static void test_search_path_order(void **st)
     }
 }
 
+/* A file that exists but is no shared library: the dlopen error is reported, and it is
+ * not skipped in favour of a later folder (the first folder holding the name wins). */
+static void test_dlopen_error_reported(void **st)
+{
+    char dir[512], file[600], path[1200];
+    snprintf(dir, sizeof dir, "%s", tu_tmp_path(".plugins"));
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(file, sizeof file, "%s/libjager-good.so", dir);
+    assert_int_equal(tu_write_file(file, "not an ELF file\n", 16), 0);
+    snprintf(path, sizeof path, "%s:%s", dir, TP_DIR);
+    abi_run r;
+    abi_start(&r, "good", path);
+    assert_int_equal(r.init_status, JAGER_OK);
+    assert_int_equal(jg_plugins_count(), 0);
+    assert_one_refusal(&r, "good", 2, "cannot load", file);
+    assert_still_records(&r, 10);
+    abi_finish(&r);
+    remove(file);
+    rmdir(dir);
+}
+
 static void test_not_found_says_where(void **st)
 {
     abi_run r;
@@ -427,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_plugin_sink_receives_events),
         cmocka_unit_test(test_search_path_order),
         cmocka_unit_test(test_not_found_says_where),
+        cmocka_unit_test(test_dlopen_error_reported),
         cmocka_unit_test(test_hostile_names_refused),
         cmocka_unit_test(test_list_trimmed_and_deduplicated),
         cmocka_unit_test(test_failed_plugin_reported_once_and_others_load),
