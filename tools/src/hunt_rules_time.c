@@ -196,7 +196,7 @@ void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l)
 
 /* ---- allocation_hotspot ---- */
 #define ALLOC_MIN_BYTES (16.0 * 1024 * 1024) /* below this, allocation is noise */
-#define ALLOC_MIN_RATE 0.1                   /* bytes per ns of the region's time: 100 MB/s */
+#define ALLOC_MIN_RATE 0.02                  /* bytes per ns of the region's time: 20 MB/s */
 #define ALLOC_MIN_CALLS 10                   /* a hotspot repeats */
 #define ALLOC_NS_PER_BYTE 0.25               /* estimated cost of allocating and reclaiming a byte */
 

@@ -345,8 +345,9 @@ typedef struct jm_frame_pick {
 
 /**
  * \brief The innermost frame of \p stack that belongs to the program rather than the
- *        runtime (skips Julia/GC/allocator/libc/Jäger internals: jl_*, ijl_*, gc_*,
- *        malloc, …), falling back to the innermost symbolized frame.
+ *        runtime or Julia's own library (skips Julia/GC/allocator/libc/Jäger internals:
+ *        jl_*, ijl_*, gc_*, malloc, …, and Base/stdlib files such as "./array.jl"),
+ *        falling back to the innermost symbolized frame.
  * \return 1 if a frame was found, 0 if the stack is unknown or has no symbols.
  */
 int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *out);

@@ -25,11 +25,22 @@ const char *jm_site_name(const jm_model *m, uint32_t site)
 static const char *const runtime_funcs[] = {
     "jl_", "ijl_", "_jl_", "gc_", "jlgc_", "maybe_collect", "julia_gc", "malloc", "calloc", "realloc",
     "__libc_", "_int_malloc", "operator new", "jager_", "jg_", "japi1_", "jlcall_", "allocobj",
-    "_new_array", "new_array", "array_grow", "_growend", "jl_alloc", "Core.", "Base.GC.",
+    "_new_array", "new_array", "array_grow", "_growend", "jl_alloc", "Core.", "Base.GC.", "jfptr_",
 };
 static const char *const runtime_files[] = {
-    "libjulia", "/src/gc", "julia_internal", "libc.so", "libc-", "libjager", "libjager-gc", "boot.jl",
+    "libjulia", "/src/gc", "julia_internal", "libc.so", "libc-", "libjager", "libjager-gc", "boot.jl", "/julia/sys.so",
 };
+
+/* Julia's own library (Base, the compiler): its files are recorded relative ("./array.jl")
+ * or under share/julia/base. The program's frame is above them. */
+static int is_julia_library(const jager_frame *f)
+{
+    const char *file = f->file;
+    if (!strncmp(file, "./", 2) || strstr(file, "/share/julia/base/") || strstr(file, "/share/julia/stdlib/")) return 1;
+    size_t n = strlen(file);
+    /* A bare "array.jl" with no directory is Base too (user files carry their path). */
+    return n > 3 && !strcmp(file + n - 3, ".jl") && !strchr(file, '/');
+}
 
 static int is_runtime(const jager_frame *f)
 {
@@ -63,7 +74,7 @@ int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *
                 out->ip = ips[i];
                 have_fallback = 1;
             }
-            if (fr[j].file && !is_runtime(&fr[j])) {
+            if (fr[j].file && !is_runtime(&fr[j]) && !is_julia_library(&fr[j])) {
                 out->func = fr[j].func;
                 out->file = fr[j].file;
                 out->line = fr[j].line;
