@@ -329,6 +329,11 @@ int main(int argc, char **argv)
 
     uint64_t ips[3] = {0x1000, 0x2000, 0x3000};
     jager_stack_id stack = jager_stack_intern(ips, 3);
+    /* frames as a language binding would add them: 0x1000 has a frame inlined into it */
+    jager_symbol_add(0x1000, 0, "alloc_array", "src/alloc.jl", 11);
+    jager_symbol_add(0x1000, 1, "inlined_helper", "src/helper.jl", 5);
+    jager_symbol_add(0x2000, 0, "assemble", "src/assemble.jl", 88);
+    jager_symbol_add(0x3000, 0, "main", "src/main.jl", 1);
     uint32_t label = jg_intern("label, \"quoted\"\n\xc3\xbc");
     for (int i = 0; i < 4; i++) {
         uint64_t fields[9];

@@ -118,7 +118,8 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
     assert.equal(BigInt(ns(gc[i].dur)), BigInt(p.duration_ns));
     assert.equal(BigInt(ns(gc[i].ts)) + base, BigInt(p.time_ns));
     assert.equal(gc[i].args.full, p.full);
-    assert.ok(Array.isArray(gc[i].args.stack) && gc[i].args.stack.length === 3, 'trigger stack resolved');
+    assert.deepEqual(gc[i].args.stack, ['inlined_helper (src/helper.jl:5)', 'alloc_array (src/alloc.jl:11)',
+      'assemble (src/assemble.jl:88)', 'main (src/main.jl:1)'], 'trigger stack symbolized, innermost first');
   });
   const comp = ev.filter((e) => e.ph === 'X' && e.cat === 'dispatch.compile');
   assert.equal(comp.length, tables.get('dispatch.compile').length);

@@ -70,3 +70,26 @@ test('pprof: go tool pprof reads our profile; hottest site first; exact samples'
   assert.equal(paths.get('middle<outer'), perThread('middle'));
   assert.equal(paths.get('outer'), perThread('outer'));
 });
+
+test('pprof: GC pauses by triggering stack in a second profile', () => {
+  const { jgr, tables } = recording();
+  const out = outPath('run.pb.gz');
+  assert.equal(jager('export', '--format', 'pprof', jgr, '-o', out).status, 0);
+  const gcOut = out.replace(/\.pb\.gz$/, '.gc.pb.gz');
+  assert.ok(fs.existsSync(gcOut), 'the GC profile sits next to the span profile');
+  const pauses = tables.get('gc.pause');
+  const raw = pprof('-raw', gcOut);
+  assert.match(raw, /pauses\/count gc\/nanoseconds/);
+  const samples = [...raw.split('Samples:\n')[1].split(/\nLocations/)[0].matchAll(/^\s*(\d+)\s+(\d+): ([\d ]+)$/gm)];
+  assert.equal(samples.length, 1, 'one distinct trigger stack');
+  assert.equal(BigInt(samples[0][1]), BigInt(pauses.length));
+  assert.equal(BigInt(samples[0][2]), pauses.reduce((a, p) => a + BigInt(p.duration_ns), 0n));
+  // leaf first: 0x1000 (alloc_array with inlined_helper inlined into it), 0x2000, 0x3000
+  const top = pprof('-top', '-sample_index=pauses', gcOut);
+  assert.match(top, /Type: pauses/);
+  const traces = pprof('-traces', gcOut);
+  const frames = traces.split('-----------+-------------------------------------------------------')[1]
+    .split('\n').map((l) => l.replace('(inline)', '').trim().split(/\s+/).at(-1)).filter(Boolean);
+  assert.match(traces, /inlined_helper \(inline\)/, 'the inlined frame is marked as such');
+  assert.deepEqual(frames.filter((f) => /^[a-z_]+$/.test(f)), ['inlined_helper', 'alloc_array', 'assemble', 'main']);
+});

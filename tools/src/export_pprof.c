@@ -8,15 +8,18 @@
  * time was really spent first. Locations and functions are the sites (name, file, line).
  *
  * Paths come from export_spans (trees in time order); the profile keeps one node per
- * distinct path, so memory grows with the program's structure, not the run's length. */
-#include <errno.h>
+ * distinct path, so memory grows with the program's structure, not the run's length.
+ *
+ * When the recording has gc.pause events with trigger stacks, a second profile goes next
+ * to OUT (OUT's name with .gc.pb.gz for .pb.gz): pauses/count and gc/nanoseconds per
+ * distinct triggering stack, frames symbolized from the recording (export_pprof_gc.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "export.h"
-#include "export_pqenc.h"
+#include "export_pprof_gc.h"
+#include "export_pprof_profile.h"
 #include "export_proto.h"
 #include "export_spans.h"
 
@@ -38,7 +41,8 @@ typedef struct pp_state {
     uint32_t nslots;
     int oom;
     int any_bytes;
-    pq_dict strings;
+    pp_profile prof;
+    pp_gc *gc;
 } pp_state;
 
 static uint32_t slot_hash(uint32_t parent, uint32_t site)
@@ -123,11 +127,13 @@ static void *pp_open(jager_reader *r, const export_opts *o)
         s->nnodes = 1;
         s->ord = sp_new(on_batch, s);
     }
-    if (!s || !s->nodes || !s->ord || pq_dict_put(&s->strings, "", 0) != 0) {
+    if (s) s->gc = pp_gc_new();
+    if (!s || !s->nodes || !s->ord || !s->gc || pp_profile_init(&s->prof)) {
         if (s) {
             sp_free(s->ord);
             free(s->nodes);
-            pq_dict_free(&s->strings);
+            pp_gc_free(s->gc);
+            pp_profile_free(&s->prof);
         }
         free(s);
         fprintf(stderr, "jager export: out of memory\n");
@@ -141,6 +147,7 @@ static void *pp_open(jager_reader *r, const export_opts *o)
 static int pp_event(void *st, const jager_event *ev)
 {
     pp_state *s = st;
+    if (ev->type >= JAGER_EV_FIRST_PLUGIN) return pp_gc_event(s->gc, s->r, ev);
     if (ev->type != JAGER_EV_SPAN || (size_t)ev->rec->words * 8u < sizeof(jager_rec_span)) return 0;
     if (sp_add(s->ord, ev->thread, (const jager_rec_span *)ev->rec)) {
         fprintf(stderr, "jager export: out of memory\n");
@@ -149,27 +156,11 @@ static int pp_event(void *st, const jager_event *ev)
     return 0;
 }
 
-static uint64_t str_id(pp_state *s, const char *str)
-{
-    int64_t i = pq_dict_put(&s->strings, str ? str : "", str ? (uint32_t)strlen(str) : 0);
-    if (i < 0) {
-        s->oom = 1;
-        return 0;
-    }
-    return (uint64_t)i;
-}
-
-static int value_type(pp_state *s, tu_buf *out, uint32_t field, const char *type, const char *unit)
-{
-    tu_buf m = {0};
-    int rc = pb_varint(&m, 1, str_id(s, type)) || pb_varint(&m, 2, str_id(s, unit)) || pb_bytes(out, field, m.data, m.len);
-    tu_buf_free(&m);
-    return rc ? -1 : 0;
-}
-
 /* The Profile message body (everything but the gzip). */
-static int build_profile(pp_state *s, tu_buf *p)
+static int build_profile(pp_state *s)
 {
+    pp_profile *pr = &s->prof;
+    tu_buf *p = &pr->body;
     int rc = -1;
     tu_buf m = {0}, sub = {0};
     uint64_t *path = NULL, vals[3];
@@ -179,8 +170,9 @@ static int build_profile(pp_state *s, tu_buf *p)
     site_used = calloc((size_t)nsites + 2, 1);
     if (!path || !site_used) goto done;
 
-    if (value_type(s, p, 1, "spans", "count") || value_type(s, p, 1, "wall", "nanoseconds")) goto done;
-    if (s->any_bytes && value_type(s, p, 1, "alloc_space", "bytes")) goto done;
+    pp_value_type(pr, 1, "spans", "count");
+    pp_value_type(pr, 1, "wall", "nanoseconds");
+    if (s->any_bytes) pp_value_type(pr, 1, "alloc_space", "bytes");
     size_t nvals = s->any_bytes ? 3 : 2;
 
     /* samples: one per path node, locations leaf first */
@@ -217,68 +209,27 @@ static int build_profile(pp_state *s, tu_buf *p)
         if (pb_varint(&sub, 1, id) || pb_varint(&sub, 2, line)) goto done; /* Line */
         if (pb_varint(&m, 1, id) || pb_bytes(&m, 4, sub.data, sub.len) || pb_bytes(p, 4, m.data, m.len)) goto done;
         m.len = 0;
-        uint64_t sname = str_id(s, name);
+        uint64_t sname = pp_str(pr, name);
         if (pb_varint(&m, 1, id) || pb_varint(&m, 2, sname) || pb_varint(&m, 3, sname) ||
-            pb_varint(&m, 4, str_id(s, file ? file : "")) || pb_varint(&m, 5, line) || pb_bytes(p, 5, m.data, m.len))
+            pb_varint(&m, 4, pp_str(pr, file ? file : "")) || pb_varint(&m, 5, line) || pb_bytes(p, 5, m.data, m.len))
             goto done;
     }
     jager_reader_info info = {.struct_size = sizeof info};
     jager_reader_get_info(s->r, &info);
     if (info.start_unix_ns && pb_varint(p, 9, info.start_unix_ns)) goto done;
     if (info.end_ns > info.start_ns && info.start_ns && pb_varint(p, 10, info.end_ns - info.start_ns)) goto done;
-    if (value_type(s, p, 11, "wall", "nanoseconds") || pb_varint(p, 12, 1)) goto done;
+    pp_value_type(pr, 11, "wall", "nanoseconds");
+    if (pb_varint(p, 12, 1)) goto done;
     char comment[512];
     snprintf(comment, sizeof comment, "jager %s export of %s: exclusive time per span path", JAGER_VERSION_STRING,
              s->o->input);
-    if (pb_varint(p, 13, str_id(s, comment)) || pb_varint(p, 14, str_id(s, "wall"))) goto done;
-    if (s->oom) goto done;
-    /* the string table last: every string is interned by now */
-    for (uint32_t i = 0; i < s->strings.count; i++) {
-        const uint8_t *e = s->strings.plain.data + s->strings.offs[i];
-        uint32_t len;
-        memcpy(&len, e, 4);
-        if (pb_bytes(p, 6, e + 4, len)) goto done;
-    }
-    rc = 0;
+    if (pb_varint(p, 13, pp_str(pr, comment)) || pb_varint(p, 14, pp_str(pr, "wall"))) goto done;
+    rc = pr->oom ? -1 : 0;
 done:
     tu_buf_free(&m);
     tu_buf_free(&sub);
     free(path);
     free(site_used);
-    return rc;
-}
-
-static int gzip_to_file(const tu_buf *p, const char *path)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
-    if (!f) {
-        fprintf(stderr, "jager export: cannot create %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31 /* gzip wrapper */, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        fprintf(stderr, "jager export: zlib: deflateInit2 failed\n");
-        if (f != stdout) fclose(f);
-        return -1;
-    }
-    unsigned char out[65536];
-    int rc = 0, zr;
-    z.next_in = p->data;
-    z.avail_in = (uInt)p->len; /* profiles stay far below 4 GiB */
-    do {
-        z.next_out = out;
-        z.avail_out = sizeof out;
-        zr = deflate(&z, Z_FINISH);
-        size_t n = sizeof out - z.avail_out;
-        if (zr == Z_STREAM_ERROR || fwrite(out, 1, n, f) != n) {
-            rc = -1;
-            break;
-        }
-    } while (zr != Z_STREAM_END);
-    deflateEnd(&z);
-    if (f != stdout ? fclose(f) != 0 : fflush(f) != 0) rc = -1;
-    if (rc) fprintf(stderr, "jager export: writing %s failed: %s\n", path, strerror(errno));
     return rc;
 }
 
@@ -289,12 +240,12 @@ static int pp_finish(void *st)
         fprintf(stderr, "jager export: out of memory\n");
         return -1;
     }
-    tu_buf p = {0};
-    int rc = build_profile(s, &p);
-    if (rc) fprintf(stderr, "jager export: out of memory\n");
-    else rc = gzip_to_file(&p, s->o->out);
-    tu_buf_free(&p);
-    return rc;
+    if (build_profile(s)) {
+        fprintf(stderr, "jager export: out of memory\n");
+        return -1;
+    }
+    if (pp_profile_write(&s->prof, s->o->out)) return -1;
+    return pp_gc_write(s->gc, s->r, s->o);
 }
 
 static void pp_free(void *st)
@@ -304,8 +255,9 @@ static void pp_free(void *st)
     sp_free(s->ord);
     free(s->nodes);
     free(s->slots);
-    pq_dict_free(&s->strings);
+    pp_profile_free(&s->prof);
+    pp_gc_free(s->gc);
     free(s);
 }
 
-const exporter export_pprof = {"pprof", ".pb.gz", 0, pp_open, pp_event, pp_finish, pp_free};
+const exporter export_pprof = {"pprof", ".pb.gz", 1, pp_open, pp_event, pp_finish, pp_free};
