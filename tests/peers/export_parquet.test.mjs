@@ -44,7 +44,12 @@ function same(got, want, where) {
 }
 
 function zstdDecompress(input, outputLength) {
-  const r = run('zstd', ['-d', '-c', '-q'], { input: Buffer.from(input), encoding: 'buffer' });
+  let r;
+  try {
+    r = run('zstd', ['-d', '-c', '-q'], { input: Buffer.from(input), encoding: 'buffer' });
+  } catch (e) {
+    throw new Error(`the zstd command is missing (${e.message}): run scripts/install-deps.sh`);
+  }
   assert.equal(r.status, 0, `zstd -d failed: ${r.stderr}`);
   assert.equal(r.stdout.length, outputLength);
   return new Uint8Array(r.stdout);
