@@ -104,6 +104,8 @@ struct jager_reader {
     uint64_t win_off;
     uint64_t frame_base; /* the window keeps bytes from here on */
     int in_errno;        /* why the last in_get failed: 0 end of input, else errno */
+    int seekable;        /* 0 for pipes: read strictly forward, no rewind */
+    uint64_t fd_pos;     /* bytes read so far from a pipe */
 
     LZ4F_dctx *dctx;
     uint8_t *blk; /* decompressed block, 8-byte aligned (malloc) */
@@ -252,7 +254,17 @@ static const uint8_t *in_get(jager_reader *r, uint64_t off, size_t n)
         r->win_cap = cap;
     }
     while (r->win_off + r->win_len < end) {
-        ssize_t k = pread(r->fd, r->win + r->win_len, r->win_cap - r->win_len, (off_t)(r->win_off + r->win_len));
+        uint64_t at = r->win_off + r->win_len;
+        ssize_t k;
+        if (r->seekable) {
+            k = pread(r->fd, r->win + r->win_len, r->win_cap - r->win_len, (off_t)at);
+        } else if (at == r->fd_pos) {
+            k = read(r->fd, r->win + r->win_len, r->win_cap - r->win_len);
+            if (k > 0) r->fd_pos += (uint64_t)k;
+        } else {
+            r->in_errno = ESPIPE; /* a pipe cannot go back (rewind) */
+            return NULL;
+        }
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) {
             r->in_errno = errno ? errno : EIO;
@@ -1173,6 +1185,7 @@ jager_status jager_reader_open(const char *path, jager_reader **out)
         }
         r->file_bytes = (uint64_t)sb.st_size;
     }
+    r->seekable = lseek(r->fd, 0, SEEK_CUR) >= 0;
     return reader_start(r, out);
 }
 

@@ -116,6 +116,18 @@ static void test_dump(void **state)
     assert_non_null(strstr(out, want));
     free(out);
 
+    /* from a pipe (read strictly forward) the output is the same */
+    char *whole = slurp(f->out);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cat '%s' | '%s' dump /dev/stdin >'%s' 2>'%s'", f->path, JAGER_CLI, f->out, f->err);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    out = slurp(f->out);
+    assert_string_equal(out, whole);
+    free(out);
+    free(whole);
+
     /* --type and --limit */
     snprintf(args, sizeof args, "dump --type test.kernel '%s'", f->path);
     assert_int_equal(run(f, args), 0);
