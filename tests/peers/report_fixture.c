@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     double u = 200e6 / 25.0 / (double)spans / 2.0;
     unit = u < 4 ? 4 : u > 4000 ? 4000 : (unsigned)u;
     uint64_t ring = 1u << 20;
-    while (ring < 64u << 20 && ring < (uint64_t)spans * 64) ring <<= 1;
+    while (ring < 32u << 20 && ring < (uint64_t)spans * 32) ring <<= 1; /* prefaulting costs time too */
 
     jager_config cfg;
     jager_config_init(&cfg);

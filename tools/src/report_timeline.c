@@ -450,7 +450,21 @@ static int block_close(rt_lane *l, rt_block *b)
     return 0;
 }
 
-/* Merge the short spans of each row into blocks (see report_timeline.h). */
+/* Close the open block of row \p k: a block of one span is shown as that exact span. */
+static int row_close(rt_lane *l, rt_block *open, rt_span **first, int k)
+{
+    if (open[k].count == 1) {
+        first[k]->raw = 1;
+        open[k].count = 0;
+        return 0;
+    }
+    return block_close(l, &open[k]);
+}
+
+/* Merge the short spans of each row into blocks (see report_timeline.h). Spans come in
+ * start order, so a parent comes before its children: whenever a row breaks (an exact
+ * span, or a new block), the open blocks of the rows below it close too, which keeps
+ * every block inside the extent of what is drawn above it. */
 static int lane_reduce(rt_data *d, rt_lane *l)
 {
     rt_block open[RT_MAX_DEPTH];
@@ -460,16 +474,10 @@ static int lane_reduce(rt_data *d, rt_lane *l)
     for (size_t i = 0; i < l->n; i++) {
         rt_span *s = &l->spans[i];
         if (s->depth >= RT_MAX_DEPTH) continue;
-        rt_block *b = &open[s->depth];
+        int dep = s->depth;
+        rt_block *b = &open[dep];
         uint64_t dur = s->end - s->start;
-        if (dur > d->threshold) {
-            s->raw = 1;
-            if (b->count == 1) first[s->depth]->raw = 1;
-            else if (block_close(l, b)) return -1;
-            b->count = 0;
-            continue;
-        }
-        if (b->count && s->start <= b->end + d->quantum) {
+        if (dur <= d->threshold && b->count && s->start <= b->end + d->quantum) {
             b->end = s->end > b->end ? s->end : b->end;
             b->busy += dur;
             b->count++;
@@ -478,15 +486,17 @@ static int lane_reduce(rt_data *d, rt_lane *l)
             else { b->site = s->site; b->weight = dur - b->weight; }
             continue;
         }
-        if (b->count == 1) first[s->depth]->raw = 1;
-        else if (block_close(l, b)) return -1;
-        *b = (rt_block){s->start, s->end, dur, 1, s->site, s->depth, dur};
-        first[s->depth] = s;
+        for (int k = dep; k < RT_MAX_DEPTH; k++)
+            if (open[k].count && row_close(l, open, first, k)) return -1;
+        if (dur > d->threshold) {
+            s->raw = 1;
+            continue;
+        }
+        *b = (rt_block){s->start, s->end, dur, 1, s->site, (uint32_t)dep, dur};
+        first[dep] = s;
     }
-    for (int k = 0; k < RT_MAX_DEPTH; k++) {
-        if (open[k].count == 1) first[k]->raw = 1;
-        else if (block_close(l, &open[k])) return -1;
-    }
+    for (int k = 0; k < RT_MAX_DEPTH; k++)
+        if (open[k].count && row_close(l, open, first, k)) return -1;
     for (size_t i = 0; i < l->n; i++) {
         if (l->spans[i].depth >= RT_MAX_DEPTH) continue;
         if (l->spans[i].raw) l->raw++;

@@ -103,6 +103,14 @@ J.fitText = function (ctx, text, maxW) {
   return lo > 0 ? text.slice(0, lo) + '…' : '';
 };
 
+/** A ruler label for time \p t on a grid of \p step ns: enough decimals to tell ticks apart. */
+J.fmtTick = function (t, step) {
+  var a = Math.max(Math.abs(t), step), units = [[1e9, ' s'], [1e6, ' ms'], [1e3, ' µs'], [1, ' ns']], u = units[3];
+  for (var i = 0; i < units.length; i++) if (a >= units[i][0]) { u = units[i]; break; }
+  var dec = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / u[0]) - 1e-9)));
+  return (t / u[0]).toFixed(dec) + u[1];
+};
+
 /** Nice tick step for a range of \p span units showing about \p n ticks. */
 J.tickStep = function (span, n) {
   var raw = span / Math.max(1, n), p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;

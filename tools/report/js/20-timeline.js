@@ -112,7 +112,7 @@ J.Timeline.prototype.drawGrid = function (ctx, w) {
     ctx.beginPath(); ctx.moveTo(x, this.RULER); ctx.lineTo(x, this.height); ctx.stroke();
     ctx.strokeStyle = '#b9c1cc';
     ctx.beginPath(); ctx.moveTo(x, this.RULER - 6); ctx.lineTo(x, this.RULER); ctx.stroke();
-    ctx.fillText(J.fmtNs(t), x + 3, 9);
+    ctx.fillText(J.fmtTick(t, step), x + 3, 9);
   }
 };
 
