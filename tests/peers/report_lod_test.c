@@ -87,6 +87,29 @@ static void budget_merges_short_spans(void **state)
     rt_free(d);
 }
 
+/* 100 long parents, each with 10 short children: the children merge per parent, never
+ * across parents, even though the gaps between parents are below the quantum. */
+static void blocks_stay_inside_parents(void **state)
+{
+    (void)state;
+    rt_opts o = {.max_spans = 100, .max_blocks = 10};
+    rt_data *d = rt_new(NULL, &o);
+    uint64_t t = 1000;
+    for (int p = 0; p < 100; p++) {
+        for (int c = 0; c < 10; c++) add_span(d, 1, 2, t + 10 + (uint64_t)c * 50, t + 40 + (uint64_t)c * 50);
+        add_span(d, 1, 1, t, t + 1000);
+        t += 1005;
+    }
+    assert_int_equal(rt_finish(d), 0);
+    assert_int_equal(rt_check(d), 0);
+    rt_summary s;
+    rt_get_summary(d, &s);
+    assert_int_equal(s.raw, 100);
+    assert_int_equal(s.merged_spans, 1000);
+    assert_int_equal(s.blocks, 100);
+    rt_free(d);
+}
+
 /* A span nested deeper than drawn is counted, not drawn. */
 static void too_deep_is_counted(void **state)
 {
@@ -169,6 +192,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(depths_follow_nesting),
         cmocka_unit_test(budget_merges_short_spans),
+        cmocka_unit_test(blocks_stay_inside_parents),
         cmocka_unit_test(too_deep_is_counted),
         cmocka_unit_test(memory_cap_counts_the_rest),
         cmocka_unit_test(logs_and_counters),

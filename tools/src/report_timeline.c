@@ -821,6 +821,18 @@ int rt_check(const rt_data *d)
                 prev_end = e;
             }
         }
+        /* A block lies inside an exact span or a block of the row above (quadratic: tests only). */
+        for (size_t b = 0; b < l->nblocks; b++) {
+            const rt_block *k = &l->blocks[b];
+            if (!k->depth) continue;
+            int inside = 0;
+            for (size_t a = 0; a < l->n && !inside; a++)
+                inside = l->spans[a].depth == k->depth - 1 && l->spans[a].raw && l->spans[a].start <= k->start &&
+                         l->spans[a].end >= k->end;
+            for (size_t a = 0; a < l->nblocks && !inside; a++)
+                inside = l->blocks[a].depth == k->depth - 1 && l->blocks[a].start <= k->start && l->blocks[a].end >= k->end;
+            if (!inside) return -4;
+        }
     }
     return 0;
 }

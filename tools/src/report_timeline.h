@@ -56,8 +56,9 @@ int rt_write_json(const rt_data *d, FILE *out, uint64_t t0_ns, uint32_t proc);
 
 /**
  * \brief Check the drawing invariants after rt_finish(): within every (lane, depth) row the
- *        exact spans and the blocks are sorted by start and never overlap each other, and
- *        exact + merged + too deep = spans of the lane. For tests.
+ *        exact spans and the blocks are sorted by start and never overlap each other, every
+ *        block lies inside an exact span or block of the row above, and exact + merged +
+ *        too deep = spans of the lane. For tests (quadratic in blocks).
  * \return 0, or a negative code naming the first broken invariant.
  */
 int rt_check(const rt_data *d);
