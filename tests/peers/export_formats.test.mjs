@@ -143,10 +143,13 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
 
   // an all-numeric plugin type: counter events, one series per field
   const levels = ev.filter((e) => e.cat === 'test.level');
-  assert.equal(levels.length, tables.get('test.level').length);
+  assert.equal(levels.length, 2 * tables.get('test.level').length, 'one counter per field');
   tables.get('test.level').forEach((l, i) => {
-    assert.equal(levels[i].ph, 'C');
-    assert.deepEqual(levels[i].args, { queue: Number(l.queue), load: l.load });
+    assert.deepEqual(levels[2 * i], { name: 'test.level.queue', cat: 'test.level', ph: 'C', ts: levels[2 * i].ts,
+      pid: levels[2 * i].pid, tid: Number(l.thread), args: { value: Number(l.queue) } });
+    assert.equal(levels[2 * i + 1].name, 'test.level.load');
+    assert.equal(levels[2 * i + 1].args.value, l.load);
+    assert.equal(BigInt(ns(levels[2 * i].ts)) + base, BigInt(l.time_ns));
   });
   // counters: every sample, exact values; monotonic ones per thread (id)
   const cs = byThread(ev.filter((e) => e.ph === 'C' && e.cat === 'counter'), (e) => e.tid);

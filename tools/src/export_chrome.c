@@ -7,7 +7,8 @@
  *                (a dispatch.compile slice starts when inference began and lasts
  *                inference_ns + duration_ns)
  *   other plugin types with a `duration_ns` field: "X" on a lane named after the type;
- *                all-numeric types: "C" counters (one series per field); others: "i" instants
+ *                all-numeric types (gc.sample): "C" counters, one track per field named
+ *                "<type>.<field>"; others: "i" instants with the fields as args
  *   counters     "C" events (monotonic counters are per-thread running totals: id = thread)
  *   logs, marks, drops, diagnostics: "i" instants (marks process-wide)
  *   process_name / thread_name / thread_sort_index "M" metadata at the end
@@ -418,7 +419,8 @@ static int classify(const jager_type_desc *d)
     if (d->nfields == 0) return STYLE_INSTANT;
     for (uint32_t f = 0; f < d->nfields; f++) {
         uint32_t k = d->fields[f].kind;
-        if (k != JAGER_FIELD_U64 && k != JAGER_FIELD_I64 && k != JAGER_FIELD_F64 && k != JAGER_FIELD_BYTES)
+        if (k != JAGER_FIELD_U64 && k != JAGER_FIELD_I64 && k != JAGER_FIELD_F64 && k != JAGER_FIELD_BYTES &&
+            k != JAGER_FIELD_DURATION_NS)
             return STYLE_INSTANT;
     }
     return STYLE_COUNTER;
@@ -471,7 +473,9 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
     const jager_rec_plugin *p = (const void *)ev->rec;
     size_t total = (size_t)ev->rec->words * 8u;
     size_t have = total >= sizeof *p ? (total - sizeof *p) / 8u : 0;
-    switch (s->style[ev->type]) {
+    int style = s->style[ev->type];
+    if (style == STYLE_COUNTER && have == 0) style = STYLE_INSTANT; /* a record cut short */
+    switch (style) {
     case STYLE_COMPLETE: {
         int df = duration_field(d);
         uint64_t dur = (size_t)df < have ? p->fields[df] : 0;
@@ -510,10 +514,23 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
         break;
     }
     case STYLE_COUNTER:
-        begin_event(s, d->name, (size_t)-1, d->name, "C", ev->time_ns, ev->thread);
-        TU_PUTS(&s->b, ",\"args\":{");
-        put_fields(s, d, p, have, -1, 1);
-        tu_buf_putc(&s->b, '}');
+        /* one counter track per field ("gc.sample.live_bytes"): the series of a sample
+         * type have unrelated scales, and chrome://tracing stacks series of one event */
+        for (uint32_t f = 0; f < d->nfields && f < have; f++) {
+            s->tmp.len = 0;
+            tu_buf_printf(&s->tmp, "%s.%s", d->name, d->fields[f].name ? d->fields[f].name : "field");
+            begin_event(s, (const char *)s->tmp.data, s->tmp.len, d->name, "C", ev->time_ns, ev->thread);
+            TU_PUTS(&s->b, ",\"args\":{\"value\":");
+            uint64_t v = p->fields[f];
+            if (d->fields[f].kind == JAGER_FIELD_F64) {
+                double x;
+                memcpy(&x, &v, sizeof x);
+                ex_json_f64(&s->b, x);
+            } else if (d->fields[f].kind == JAGER_FIELD_I64) ex_put_i64(&s->b, (int64_t)v);
+            else ex_put_u64(&s->b, v);
+            tu_buf_putc(&s->b, '}');
+            if (f + 1 < d->nfields && f + 1 < have && end_event(s)) return;
+        }
         break;
     default:
         begin_event(s, d->name, (size_t)-1, d->name, "i", ev->time_ns, ev->thread);
