@@ -390,6 +390,30 @@ static void test_full_queue_loses_and_counts(void **unused)
     assert_int_equal(diag_count(&r, "3 GC pauses lost"), 1);
 }
 
+static void test_small_queue_wraps_without_loss(void **unused)
+{
+    (void)unused;
+    setenv("JAGER_GC_QUEUE", "2", 1);
+    setenv("JAGER_GC_INTERVAL_MS", "1", 1);
+    run r;
+    run_start(&r, 1);
+    for (int i = 0; i < 20; i++) {
+        gc_test_allocating_function(i % 3, 0, 0, MS / 10);
+        uint64_t pauses = 0;
+        for (int k = 0; k < 5000 && (r.ext->totals(&pauses, NULL, NULL, NULL), pauses < (uint64_t)i + 1); k++)
+            tu_sleep_ns(MS / 10); /* totals() drains too: the two slots are reused ten times */
+    }
+    uint64_t pauses = 0, lost = 0;
+    assert_int_equal(r.ext->totals(&pauses, NULL, &lost, NULL), JAGER_OK);
+    run_end(&r);
+    unsetenv("JAGER_GC_QUEUE");
+    unsetenv("JAGER_GC_INTERVAL_MS");
+    assert_int_equal(lost, 0);
+    assert_int_equal(pauses, 20);
+    assert_int_equal(count(&r, r.t_pause), 20);
+    for (size_t i = 0; i < 20; i++) assert_int_equal(pause_at(&r, i)->fields[P_REQUESTED], i % 3);
+}
+
 static void test_samples_follow_the_runtime(void **unused)
 {
     (void)unused;
@@ -442,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_zero_code_hooks_when_julia_initialises),
         cmocka_unit_test(test_unhook_at_shutdown_late_callbacks_harmless),
         cmocka_unit_test(test_full_queue_loses_and_counts),
+        cmocka_unit_test(test_small_queue_wraps_without_loss),
         cmocka_unit_test(test_samples_follow_the_runtime),
         cmocka_unit_test(test_options_depth_zero_and_malformed),
     };
