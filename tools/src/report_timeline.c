@@ -391,6 +391,12 @@ static int ev_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* qsort that accepts an empty (NULL) array. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1) qsort(base, n, size, cmp);
+}
+
 static int sample_cmp(const void *a, const void *b)
 {
     const rt_sample *x = a, *y = b;
@@ -531,12 +537,12 @@ int rt_finish(rt_data *d)
     for (size_t i = 0; i < d->nlanes; i++) {
         rt_lane *l = d->lanes[i];
         if (!l) continue;
-        qsort(l->spans, l->n, sizeof *l->spans, span_cmp);
+        sort(l->spans, l->n, sizeof *l->spans, span_cmp);
         if (lane_depths(l)) return -1;
-        qsort(l->gc.v, l->gc.n, sizeof(rt_ev), ev_cmp);
-        qsort(l->cc.v, l->cc.n, sizeof(rt_ev), ev_cmp);
-        qsort(l->logs.v, l->logs.n, sizeof(rt_ev), ev_cmp);
-        qsort(l->marks.v, l->marks.n, sizeof(rt_ev), ev_cmp);
+        sort(l->gc.v, l->gc.n, sizeof(rt_ev), ev_cmp);
+        sort(l->cc.v, l->cc.n, sizeof(rt_ev), ev_cmp);
+        sort(l->logs.v, l->logs.n, sizeof(rt_ev), ev_cmp);
+        sort(l->marks.v, l->marks.n, sizeof(rt_ev), ev_cmp);
         total += l->n;
         uint16_t maxd = 0;
         for (size_t k = 0; k < l->n; k++)
@@ -544,7 +550,7 @@ int rt_finish(rt_data *d)
         rows += maxd;
     }
     for (size_t i = 0; i < d->ncounters; i++)
-        qsort(d->counters[i].s, d->counters[i].n, sizeof(rt_sample), sample_cmp);
+        sort(d->counters[i].s, d->counters[i].n, sizeof(rt_sample), sample_cmp);
     /* Threshold: the max_spans longest spans are exact. */
     d->threshold = 0;
     if (total > d->o.max_spans) {
