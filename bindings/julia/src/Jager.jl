@@ -45,8 +45,9 @@ if isfile(joinpath(@__DIR__, "dispatch.jl"))
 end
 
 function __init__()
-    load_library!()
     ENABLED[] = false
+    load_library!()
+    attach_external!()
     return nothing
 end
 

@@ -73,6 +73,13 @@ function load_library!()
     LIBSTATE.handle = C_NULL
     env = get(ENV, "JAGER_LIB", "")
     tried = String[]
+    # A libjager already in the process (LD_PRELOAD zero-code mode, or loaded by a C
+    # library this program uses) is the one to talk to: a second copy would have its own
+    # rings, sites and recording.
+    h = Libdl.dlopen(LIB, Libdl.RTLD_NOLOAD | Libdl.RTLD_NOW | Libdl.RTLD_GLOBAL; throw_error = false)
+    if h !== nothing
+        return adopt!(something(Libdl.dlpath(h), LIB), h)
+    end
     if !isempty(env)
         # An explicit choice is never silently replaced by another library.
         if !isfile(env)

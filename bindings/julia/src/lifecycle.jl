@@ -14,12 +14,13 @@ Hooks called as `hook()` by [`start`](@ref) right after the core started recordi
 const START_HOOKS = Function[]
 
 mutable struct Session
+    external::Bool            # recording started outside Julia (e.g. LD_PRELOAD + JAGER_OUTPUT)
     start_ns::UInt64          # time_ns() at start
     stop_ns::UInt64           # time_ns() at stop, 0 while recording
     output::Union{Nothing,String}
     stats::Vector{Tuple{Site,JagerSiteStat}}   # snapshot taken by stop() for summary()
 end
-const SESSION = Session(0, 0, nothing, Tuple{Site,JagerSiteStat}[])
+const SESSION = Session(false, 0, 0, nothing, Tuple{Site,JagerSiteStat}[])
 
 "True while recording."
 isrecording() = ENABLED[]
@@ -70,7 +71,9 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
                sample = nothing, max_threads = nothing, quiet = nothing, disable = nothing,
                bytes::Bool = true, env::Bool = true)
     require_lib()
-    ENABLED[] && error("Jager.start: already recording; call Jager.stop() first")
+    ENABLED[] && error("Jager.start: already recording",
+                       SESSION.external ? " (started outside Julia, e.g. by a preloaded libjager)" :
+                       "; call Jager.stop() first")
     ccall(:jl_generating_output, Cint, ()) == 0 ||
         error("Jager.start: not while precompiling (record at run time, e.g. in __init__ or a script)")
     cfg = JagerConfig()
@@ -112,6 +115,7 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
         unlock(SITES_LOCK)
     end
     TRACK_BYTES[] = bytes
+    SESSION.external = false
     SESSION.start_ns = time_ns()
     SESSION.stop_ns = 0
     SESSION.output = out
@@ -130,6 +134,17 @@ sites' statistics for [`summary`](@ref), then drain, write and close everything
 """
 function stop()
     ENABLED[] || return nothing
+    finish_julia_side!()
+    ENABLED[] = false
+    SESSION.stop_ns = time_ns()
+    # A recording started outside Julia is shut down by its owner (at process exit).
+    SESSION.external || ccall((:jager_shutdown, LIB), Cvoid, ())
+    return nothing
+end
+
+# What only Julia can add before the core closes the file: the stop hooks' events, the
+# names of JIT frames, and the statistics summary() shows afterwards.
+function finish_julia_side!()
     run_hooks(STOP_HOOKS, "stop")
     try
         symbolize!()
@@ -137,10 +152,21 @@ function stop()
         @error "Jager: symbolizing stacks failed" exception = (e, catch_backtrace())
     end
     snapshot_stats!()
-    ENABLED[] = false
-    SESSION.stop_ns = time_ns()
-    ccall((:jager_shutdown, LIB), Cvoid, ())
-    return nothing
+end
+
+# At `using` time: if the core already records (libjager preloaded with JAGER_OUTPUT set),
+# @jäger sites record into it, and the Julia side is finished at exit.
+function attach_external!()
+    available() || return
+    ccall((:jager_is_enabled, LIB), Cint, ()) == 1 || return
+    SESSION.external = true
+    SESSION.start_ns = time_ns()
+    SESSION.stop_ns = 0
+    ENABLED[] = true
+    atexit() do
+        ENABLED[] && SESSION.external && ccall((:jager_is_enabled, LIB), Cint, ()) == 1 && stop()
+    end
+    return
 end
 
 """

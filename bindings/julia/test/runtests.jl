@@ -34,5 +34,6 @@ Jager.available() || error("libjager is not loaded: ", Jager.LIBSTATE.detail)
     include("summary_tests.jl")
     include("thread_tests.jl")
     include("missing_lib_tests.jl")
+    include("external_tests.jl")
 end
 # dispatch_tests.jl and gc_tests.jl (the dispatch and GC sensors) run as their own ctests.
