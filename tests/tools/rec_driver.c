@@ -11,6 +11,7 @@
  *                                         unknown plugin events (gpu.kernel ×120)
  *   rec_driver julia-clean OUT.jgr        the same kind of run without problems
  *   rec_driver flood OUT.jgr N            N spans as fast as possible (big-file tests, bench)
+ *   rec_driver drops OUT.jgr              bursts into a tiny ring, so events are dropped
  *
  * GC pauses are emitted with the documented gc.pause fields through the core's plugin emit
  * path (no Julia here); their stacks are interned with JIT-style frames added through
@@ -33,6 +34,8 @@ static void spin_ns(uint64_t ns)
     }
 }
 
+static uint64_t ring_bytes = 8u << 20;
+
 static int start(const char *out, const char *plugins)
 {
     jager_config cfg;
@@ -41,7 +44,7 @@ static int start(const char *out, const char *plugins)
     cfg.quiet = 1;
     cfg.plugins = plugins;
     cfg.plugin_path = JAGER_TEST_PLUGIN_DIR;
-    cfg.ring_bytes = 8u << 20;
+    cfg.ring_bytes = ring_bytes;
     jager_status st = jager_init(&cfg);
     if (st != JAGER_OK) {
         fprintf(stderr, "rec_driver: jager_init: %s (%s)\n", jager_strerror(st), jager_last_error());
@@ -302,8 +305,27 @@ static int run_flood(const char *out, unsigned long long n)
     return 0;
 }
 
+/* ---- drops ---- */
+
+static int run_drops(const char *out)
+{
+    ring_bytes = 4096;
+    if (start(out, NULL) != 0) return 1;
+    jager_site s = jager_site_register("burst", "drops.c", 1);
+    for (int i = 0; i < 20000; i++) {
+        jager_span sp = jager_span_begin(s);
+        jager_span_end(sp);
+    }
+    jager_stat st = {.struct_size = sizeof st};
+    jager_stats(&st);
+    jager_shutdown();
+    printf("%llu %llu\n", (unsigned long long)st.events_dropped, (unsigned long long)st.spans_total);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "drops")) return run_drops(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "nest")) return run_nest(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "julia")) return run_julia(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "julia-clean")) return run_julia_clean(argv[2]);

@@ -87,6 +87,18 @@ if (h3) {
   check(h3.findings[h3.findings.length - 1].kind === 'plugin_events', 'generic note ranked last');
 }
 
+// A recording that lost events: a warning ranked first, per-site totals still exact.
+const dr = record('drops');
+const { json: h5 } = jagerJson(['hunt', dr]);
+const { json: s5 } = jagerJson(['summary', dr]);
+if (h5 && s5) {
+  const w = h5.findings[0];
+  check(w && w.kind === 'dropped_events' && w.evidence.dropped > 0, `dropped events reported first: ${w && w.title}`);
+  check(w && w.evidence.dropped === s5.run.dropped && s5.drops.ring_full === s5.run.dropped, `summary counts the same drops (${s5.run.dropped}, ring full)`);
+  const burst = s5.sites.find((x) => x.name === 'burst');
+  check(burst && burst.exact && burst.calls === 20000 && burst.event_calls < 20000, `exact totals despite drops (${burst && burst.event_calls} span events of 20000 calls)`);
+}
+
 // Simulated clean Julia kernels.
 const jc = record('julia-clean');
 const { json: h4 } = jagerJson(['hunt', jc]);

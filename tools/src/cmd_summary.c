@@ -23,7 +23,10 @@ static void usage(FILE *out)
     fputs("usage: jager summary FILE.jgr [--threads|--merged] [--format text|json] [--depth N]\n"
           "  --merged   one tree over all threads (default)\n"
           "  --threads  one tree per thread\n"
-          "  --depth N  show call paths up to N levels deep\n",
+          "  --depth N  show call paths up to N levels deep\n"
+          "Columns: calls, total and mean are per call path; p50/p99 are the site's (all paths, from the\n"
+          "exact histogram); %%parent is of the enclosing path (top level: of all threads' time);\n"
+          "GC%% is GC pause time inside the path's spans.\n",
           out);
 }
 
@@ -335,9 +338,12 @@ static void json_run(const jm_model *m, const summary_opts *o)
         tu_json_str(stdout, v ? v : "", (size_t)-1);
     }
     printf("}");
+    static const char *const reasons[JAGER_DROP_REASONS] = {"ring_full", "overwritten", "no_ring", "too_large",
+                                                            "sink", "reason_5", "reason_6", "reason_7"};
     printf(",\"drops\":{");
     for (int i = 0; i < JAGER_DROP_REASONS; i++)
-        printf("%s\"%d\":%" PRIu64, i ? "," : "", i, m->drop_records[i] > m->stats.dropped[i] ? m->drop_records[i] : m->stats.dropped[i]);
+        printf("%s\"%s\":%" PRIu64, i ? "," : "", reasons[i],
+               m->drop_records[i] > m->stats.dropped[i] ? m->drop_records[i] : m->stats.dropped[i]);
     printf("}");
 }
 

@@ -75,20 +75,29 @@ static uint64_t fnv1a(const char *s, size_t n)
     return h;
 }
 
+/* The histogram bucket of a duration: a first guess from the documented geometry
+ * (JAGER_HIST_SUB_BITS sub-buckets per power of two), settled against the library's own
+ * bucket bounds so a change of geometry cannot misfile a call. */
 static uint32_t hist_bucket(const jm_priv *p, uint64_t ns)
 {
-    uint32_t lo = 0, hi = JAGER_HIST_BUCKETS - 1; /* last bucket whose lower bound ≤ ns */
-    while (lo < hi) {
-        uint32_t mid = (lo + hi + 1) / 2;
-        if (p->hist_lower[mid] <= ns) lo = mid;
-        else hi = mid - 1;
+    const uint32_t sub = 1u << JAGER_HIST_SUB_BITS;
+    uint32_t b;
+    if (ns < sub) {
+        b = (uint32_t)ns;
+    } else {
+        uint32_t e = 63u - (uint32_t)__builtin_clzll(ns);
+        b = (e - 1u) * sub + (uint32_t)((ns >> (e - JAGER_HIST_SUB_BITS)) & (sub - 1u));
     }
-    return lo;
+    if (b >= JAGER_HIST_BUCKETS) b = JAGER_HIST_BUCKETS - 1;
+    while (b + 1 < JAGER_HIST_BUCKETS && p->hist_lower[b + 1] <= ns) b++;
+    while (b > 0 && p->hist_lower[b] > ns) b--;
+    return b;
 }
 
 static jm_thread_state *thread_state(jm_model *m, uint32_t thread)
 {
     jm_priv *p = m->priv;
+    if (thread < p->nts && p->ts[thread].present) return &p->ts[thread]; /* the common case */
     if (thread > 65536 && thread > jager_reader_thread_count(m->reader)) return NULL;
     if (jm_grow((void **)&p->ts, &p->cap_threads, thread + 1, sizeof *p->ts) != 0) {
         p->oom = 1;
@@ -118,6 +127,7 @@ oom:
 static jm_site_acc *site_acc(jm_model *m, uint32_t site)
 {
     jm_priv *p = m->priv;
+    if (site < p->nacc && p->acc[site].seen) return &p->acc[site]; /* the common case */
     if (site == 0 || site > jager_reader_site_count(m->reader)) return NULL;
     if (jm_grow((void **)&p->acc, &p->cap_sites, site + 1, sizeof *p->acc) != 0) {
         p->oom = 1;
