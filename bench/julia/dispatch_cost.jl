@@ -2,7 +2,7 @@
 #
 #   JAGER_LIB=build/lib/libjager.so julia --project=bindings/julia bench/julia/dispatch_cost.jl [N] [K]
 #
-# Rows (best of 7 runs each, every run in its own recording to a temporary file):
+# Rows (best of 15 runs each, off and on alternating, every run in its own recording to a temporary file):
 #   span after the first   ns per iteration of a loop around `@jäger tiny(s)` (the site's
 #                          signature already seen): recording without the dispatch plugin
 #                          ("off") and with it, sensor active ("on"). The sensor adds
@@ -15,9 +15,9 @@
 # Prints a table; asserts nothing.
 using Jager, Printf
 
-const N = length(ARGS) >= 1 ? parse(Int, ARGS[1]) : 200_000
+const N = length(ARGS) >= 1 ? parse(Int, ARGS[1]) : 20_000  # fits one 1 MiB ring: no drops
 const K = length(ARGS) >= 2 ? parse(Int, ARGS[2]) : 100
-const RUNS = 7
+const RUNS = 15
 const TMP = mktempdir()
 
 @noinline tiny(x::Float64) = x * 1.0000001 + 1.0

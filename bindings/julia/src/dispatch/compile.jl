@@ -112,14 +112,26 @@ end
 
 "Stop capturing: restore Julia's inference entry point, close and delete the dump."
 function stop_compile_capture!()
+    lock(PAUSE_LOCK)
+    path = try
+        stop_compile_capture_locked!()
+    finally
+        unlock(PAUSE_LOCK)
+    end
+    path === nothing || rm(path; force = true)
+    return nothing
+end
+
+function stop_compile_capture_locked!()
     if CAPTURE.hooked
         ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
         CAPTURE.hooked = false
     end
+    path = nothing
     if CAPTURE.io !== nothing
         ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
         close(CAPTURE.io)
-        rm(CAPTURE.path; force = true)
+        path = CAPTURE.path
         CAPTURE.io = nothing
     end
     if CAPTURE.scratch !== nothing
@@ -129,7 +141,7 @@ function stop_compile_capture!()
     lock(INFER_LOCK)
     empty!(INFER_LOG)
     unlock(INFER_LOCK)
-    return nothing
+    return path
 end
 
 """
@@ -140,23 +152,37 @@ draining (its verdict code, on first use) is not reported as the program's compi
 Compiles on other threads during the pause are not seen either.
 """
 function without_capture(@nospecialize(f))
-    io = CAPTURE.io
-    io === nothing && return f()
-    hooked = CAPTURE.hooked
-    CAPTURE.paused += 1
-    if CAPTURE.paused == 1
-        ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
-        hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
-    end
+    CAPTURE.io === nothing && return f()
+    pause_capture!(+1)
     try
         return f()
     finally
-        CAPTURE.paused -= 1
-        if CAPTURE.paused == 0 && CAPTURE.io === io
-            hooked && CAPTURE.hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
+        pause_capture!(-1)
+    end
+end
+
+# Hooks may run on several threads: the pause depth and the switches change together
+# under a spin lock (held for two ccalls, never across user code).
+const PAUSE_LOCK = Threads.SpinLock()
+
+function pause_capture!(delta::Int)
+    lock(PAUSE_LOCK)
+    try
+        io = CAPTURE.io
+        io === nothing && return nothing
+        before = CAPTURE.paused
+        CAPTURE.paused = max(before + delta, 0)
+        if before == 0 && CAPTURE.paused > 0
+            ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
+            CAPTURE.hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
+        elseif before > 0 && CAPTURE.paused == 0
+            CAPTURE.hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
             ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
         end
+    finally
+        unlock(PAUSE_LOCK)
     end
+    return nothing
 end
 
 # The text jl_dump_compiles writes for a type (jl_static_show), through the scratch stream.

@@ -85,6 +85,7 @@ function warm_up()
     precompile(on_stop, ())
     precompile(on_flush, ())
     precompile(without_capture, (Function,))
+    precompile(pause_capture!, (Int,))
     precompile(watch, (Function,))
     return nothing
 end
@@ -154,8 +155,8 @@ function on_stop()
     SENSOR.active || return nothing
     without_capture() do
         Base.invokelatest(guarded_drain, true)
+        deactivate!()
     end
-    deactivate!()
     return nothing
 end
 

@@ -34,6 +34,8 @@ struct Verdict
     reason::String
     chain::String
     rettype::Any
+    # @nospecialize: a constructor specialized per return type would compile per verdict.
+    Verdict(flags::UInt64, reason::String, chain::String, @nospecialize(rettype)) = new(flags, reason, chain, rettype)
 end
 
 "True when the verdict has a strong signal (runtime dispatch, bad union, box)."
@@ -271,14 +273,17 @@ function verdict_unsafe(@nospecialize(sig))
         return Verdict(flags, reason, rootlabel, rettype)
     end
     # Clean at its own level: look for the dynamic call in what it invokes.
-    visited = Set{Any}([sig])
+    # An IdDict, not a Set: Set's push!/in would specialize on each signature's Type{…}
+    # and compile anew for every signature (the sensor would feed the explosion it watches).
+    visited = IdDict{Any,Nothing}()
+    visited[sig] = nothing
     frontier = [(c, string(rootlabel, " → ", mi_label(c), at(loc))) for (c, loc) in invoked(ci)]
     budget = MAX_METHODS
     for depth in 1:MAX_DEPTH
         next = Tuple{Any,String}[]
         for (callee, chain) in frontier
-            callee in visited && continue
-            push!(visited, callee)
+            haskey(visited, callee) && continue
+            visited[callee] = nothing
             (budget -= 1) < 0 && break
             r = typed_ir(callee)
             r === nothing && continue
