@@ -312,13 +312,59 @@ static void test_hunt_quiet_and_ranked(void **state)
     jager_reader_close(r);
 }
 
+/* Hostile or damaged records (that still fit their declared size, as the reader
+ * guarantees): the model must count or skip them, never crash, and hunt must run. */
+static void test_random_records(void **state)
+{
+    (void)state;
+    jager_reader *r;
+    jm_model *m = fresh_model(&r, NULL);
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    uint64_t buf[64];
+    uint16_t types[] = {JAGER_EV_SPAN, JAGER_EV_LOG, JAGER_EV_COUNTER, JAGER_EV_MARK, JAGER_EV_DROP,
+                        JAGER_EV_DIAG, JAGER_EV_SPAN_ATTR, JAGER_EV_SPAN_ERROR, t_pause, 300, 999};
+    for (int i = 0; i < 50000; i++) {
+        for (size_t k = 0; k < 64; k++) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            buf[k] = seed;
+        }
+        jager_record *h = (jager_record *)buf;
+        h->type = types[buf[1] % (sizeof types / sizeof types[0])];
+        h->words = (uint16_t)(1 + buf[2] % 63);
+        h->aux = (uint32_t)(buf[3] % 8); /* mostly valid site/counter ids, sometimes not */
+        if (buf[4] % 5 == 0) h->aux = (uint32_t)buf[4];
+        if (h->type == JAGER_EV_SPAN && h->words >= 5) {
+            jager_rec_span *sp = (jager_rec_span *)buf;
+            sp->span_id = (uint32_t)(buf[5] % 16);
+            sp->parent_id = (uint32_t)(buf[6] % 16);
+            sp->start_ns = buf[7] % 100000;
+            sp->end_ns = buf[8] % 100000;
+        }
+        if (h->type == JAGER_EV_SPAN_ERROR && h->words >= 3) ((jager_rec_span_error *)buf)->msg_len = (uint32_t)(buf[9] % 600);
+        jager_event ev = {.rec = h, .thread = (uint32_t)(buf[10] % 4), .type = h->type, .time_ns = buf[11] % 100000};
+        ev.end_ns = ev.time_ns + buf[12] % 1000;
+        assert_int_equal(jm_model_add(m, &ev), JAGER_OK);
+    }
+    assert_int_equal(jm_model_finish(m), JAGER_OK);
+    assert_int_equal(m->events, 50000);
+    assert_true(m->malformed > 0);
+    hunt_finding *f = NULL;
+    size_t n = 0;
+    assert_int_equal(hunt_run(m, NULL, &f, &n), 0);
+    hunt_free(f, n);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nest_tree),   cmocka_unit_test(test_missing_parent),
         cmocka_unit_test(test_open_at_end), cmocka_unit_test(test_gc_overlap),
         cmocka_unit_test(test_node_cap),    cmocka_unit_test(test_text_fit),
-        cmocka_unit_test(test_hunt_quiet_and_ranked),
+        cmocka_unit_test(test_hunt_quiet_and_ranked), cmocka_unit_test(test_random_records),
     };
     return cmocka_run_group_tests(tests, make_recording, drop_recording);
 }

@@ -488,6 +488,7 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
     jm_priv *p = m->priv;
     int R = JM_ROLE_GC_PAUSE;
     uint64_t dur = field(p, R, rec, 0);
+    if (dur > UINT64_MAX - rec->time_ns) dur = UINT64_MAX - rec->time_ns; /* damaged: keep start ≤ end */
     jager_stack_id stack = field(p, R, rec, 1);
     jm_gc *g = &m->gc;
     g->pauses++;
