@@ -366,6 +366,13 @@ int main(int argc, char **argv)
         spin_ns(10000);
     }
 
+    {   /* a compile that overlaps another without nesting (as from a second thread) */
+        uint64_t t = jager_now_ns();
+        uint64_t c1[3] = {30000, 10000, jg_intern("Tuple{typeof(h)}")};
+        uint64_t c2[3] = {30000, 10000, jg_intern("Tuple{typeof(k)}")};
+        jg_emit_plugin(t_compile, t, c1, 3);
+        jg_emit_plugin(t_compile, t + 20000, c2, 3);
+    }
     pthread_t th[THREADS];
     for (int i = 0; i < THREADS; i++)
         if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i) != 0) return 1;

@@ -3,7 +3,9 @@
  *
  *   spans        "X" complete events on their thread's lane (pid = process, tid = thread
  *                index), args: site, file, line, span_id, parent_id, bytes, attributes, error
- *   gc.* types   "X" on one lane named "GC";  dispatch.* types with a duration: "Compiler"
+ *   gc.* types   "X" on a lane named "GC";  dispatch.* types with a duration: "Compiler"
+ *                (slices that overlap without nesting go to "Compiler (2)", … so every
+ *                lane nests strictly, as Perfetto requires)
  *                (a dispatch.compile slice starts when inference began and lasts
  *                inference_ns + duration_ns)
  *   other plugin types with a `duration_ns` field: "X" on a lane named after the type;
@@ -26,9 +28,14 @@
 #include "export.h"
 #include "export_json.h"
 
-#define LANE_GC 1000000000u
-#define LANE_COMPILER 1000000001u
-#define LANE_TYPE_BASE 1000000002u
+/* Extra lanes (tids): lane key 0 = GC, 1 = Compiler, 2 + type = a plugin type; each key
+ * has up to LANE_SUBS sub-lanes so that slices which overlap without nesting (compiles on
+ * two threads) never share one (Perfetto requires strict nesting per thread). */
+#define LANE_BASE 1000000000u
+#define LANE_SUBS 64u
+#define LANE_KEY_GC 0u
+#define LANE_KEY_COMPILER 1u
+#define LANE_KEYS (2u + 65536u)
 #define PENDING_MAX 65536u /* attribute sets of open spans kept at most */
 
 typedef struct pending {
@@ -50,8 +57,8 @@ typedef struct chrome_state {
     pending *pend;
     uint32_t npend_slots, npend;
     uint8_t style[65536];
-    uint8_t lane_used[65536]; /* per-type lanes that got events */
-    int gc_used, compiler_used;
+    uint64_t *lane_end[LANE_KEYS]; /* per lane key: end of the last slice of each sub-lane */
+    uint8_t lane_subs[LANE_KEYS];  /* sub-lanes in use */
     int failed;
 } chrome_state;
 
@@ -465,6 +472,22 @@ static void put_fields(chrome_state *s, const jager_type_desc *d, const jager_re
     }
 }
 
+/* The tid for a slice [start, end) of lane \p key: the first sub-lane whose slices all end
+ * by \p start (slices of one sub-lane are disjoint and in order). */
+static uint64_t lane_for(chrome_state *s, uint32_t key, uint64_t start, uint64_t end)
+{
+    if (!s->lane_end[key]) {
+        s->lane_end[key] = calloc(LANE_SUBS, sizeof *s->lane_end[key]);
+        if (!s->lane_end[key]) return LANE_BASE + (uint64_t)key * LANE_SUBS; /* degrade: shared lane */
+    }
+    uint32_t k = 0;
+    while (k < s->lane_subs[key] && s->lane_end[key][k] > start) k++;
+    if (k == LANE_SUBS) k = LANE_SUBS - 1; /* pathological overlap: the last sub-lane */
+    if (k >= s->lane_subs[key]) s->lane_subs[key] = (uint8_t)(k + 1);
+    if (end > s->lane_end[key][k]) s->lane_end[key][k] = end;
+    return LANE_BASE + (uint64_t)key * LANE_SUBS + k;
+}
+
 static void on_plugin(chrome_state *s, const jager_event *ev)
 {
     const jager_type_desc *d = jager_reader_type(s->r, ev->type);
@@ -486,25 +509,23 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
                 if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && d->fields[f].name &&
                     !strcmp(d->fields[f].name, "inference_ns"))
                     dur += p->fields[f];
-        uint64_t lane;
+        uint32_t key;
         const char *name = d->name;
         if (starts_with(d->name, "gc.")) {
-            lane = LANE_GC;
-            s->gc_used = 1;
+            key = LANE_KEY_GC;
             if (!strcmp(d->name, "gc.pause")) name = "GC pause";
         } else if (starts_with(d->name, "dispatch.")) {
-            lane = LANE_COMPILER;
-            s->compiler_used = 1;
+            key = LANE_KEY_COMPILER;
         } else {
-            lane = LANE_TYPE_BASE + ev->type;
-            s->lane_used[ev->type] = 1;
+            key = 2u + ev->type;
         }
+        uint64_t lane = lane_for(s, key, ev->time_ns, ev->time_ns + dur);
         /* a compile is named after what it compiled */
         const char *sig = NULL;
         for (uint32_t f = 0; f < d->nfields && f < have; f++)
             if (d->fields[f].kind == JAGER_FIELD_STRING && d->fields[f].name && !strcmp(d->fields[f].name, "signature"))
                 sig = jager_reader_string(s->r, (uint32_t)p->fields[f]);
-        begin_event(s, sig && lane == LANE_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
+        begin_event(s, sig && key == LANE_KEY_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
         TU_PUTS(&s->b, ",\"dur\":");
         put_time(&s->b, (int64_t)dur);
         tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread,
@@ -661,18 +682,17 @@ static int chrome_finish(void *st)
         meta_event(s, "thread_name", t, "name", nb, 0);
         meta_event(s, "thread_sort_index", t, "sort_index", NULL, t);
     }
-    if (s->gc_used) {
-        meta_event(s, "thread_name", LANE_GC, "name", "GC", 0);
-        meta_event(s, "thread_sort_index", LANE_GC, "sort_index", NULL, (long long)LANE_GC);
-    }
-    if (s->compiler_used) {
-        meta_event(s, "thread_name", LANE_COMPILER, "name", "Compiler", 0);
-        meta_event(s, "thread_sort_index", LANE_COMPILER, "sort_index", NULL, (long long)LANE_COMPILER);
-    }
-    for (uint32_t t = 0; t < 65536; t++) {
-        if (!s->lane_used[t]) continue;
-        const jager_type_desc *d = jager_reader_type(s->r, (uint16_t)t);
-        meta_event(s, "thread_name", LANE_TYPE_BASE + t, "name", d && d->name ? d->name : "plugin", 0);
+    for (uint32_t key = 0; key < LANE_KEYS; key++) {
+        const jager_type_desc *d = key >= 2 ? jager_reader_type(s->r, (uint16_t)(key - 2)) : NULL;
+        const char *base = key == LANE_KEY_GC ? "GC" : key == LANE_KEY_COMPILER ? "Compiler" : d && d->name ? d->name : "plugin";
+        for (uint32_t k = 0; k < s->lane_subs[key]; k++) {
+            uint64_t tid = LANE_BASE + (uint64_t)key * LANE_SUBS + k;
+            char nb[300];
+            if (k) snprintf(nb, sizeof nb, "%s (%u)", base, k + 1);
+            else snprintf(nb, sizeof nb, "%s", base);
+            meta_event(s, "thread_name", tid, "name", nb, 0);
+            meta_event(s, "thread_sort_index", tid, "sort_index", NULL, (long long)tid);
+        }
     }
     /* trailer: display unit and the run's metadata */
     tu_buf *b = &s->b;
@@ -708,6 +728,7 @@ static void chrome_free(void *st)
         tu_buf_free(&s->pend[i].error);
     }
     free(s->pend);
+    for (uint32_t key = 0; key < LANE_KEYS; key++) free(s->lane_end[key]);
     tu_buf_free(&s->b);
     tu_buf_free(&s->tmp);
     free(s);
