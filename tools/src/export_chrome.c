@@ -697,7 +697,9 @@ static int chrome_finish(void *st)
     /* trailer: display unit and the run's metadata */
     tu_buf *b = &s->b;
     b->len = 0;
-    TU_PUTS(b, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"jager.source\":");
+    /* No displayTimeUnit: it only changes the display, but Perfetto before 2022 read "ns"
+     * as the unit of ts (formats.md §8.4); ts and dur carry ns precision anyway. */
+    TU_PUTS(b, "\n],\"otherData\":{\"jager.source\":");
     ex_json_str(b, s->o->input, (size_t)-1);
     size_t nmeta = jager_reader_meta_count(s->r);
     for (size_t i = 0; i < nmeta; i++) {
