@@ -250,6 +250,28 @@ test('a million-span-class load: merged blocks keep the page small and interacti
   } finally { await context.close(); }
 });
 
+test('command line: usage, missing input, unwritable output', () => {
+  let r = run(CLI, ['report'], null);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /no recording given/);
+  r = run(CLI, ['report', join(dir, 'missing.jgr')], null);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /missing\.jgr/);
+  r = run(CLI, ['report', join(dir, 'run.jgr'), '-o', join(dir, 'no-such-dir', 'x.html')], null);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /cannot write .*x\.html/);
+  r = run(CLI, ['report', join(dir, 'run.jgr'), '--max-spans', 'lots'], null);
+  assert.equal(r.status, 1);
+  r = run(CLI, ['report', '--help'], null);
+  assert.equal(r.status, 0);
+  assert.match(r.stdout, /--max-spans N/);
+  // The default output name: run.jgr → run.html next to it.
+  const copy = join(dir, 'copy.jgr');
+  writeFileSync(copy, readFileSync(join(dir, 'run.jgr')));
+  run(CLI, ['report', copy]);
+  assert.ok(statSync(join(dir, 'copy.html')).size > 50000);
+});
+
 test('a truncated recording still gives a report of its good prefix (exit 3)', async () => {
   const whole = readFileSync(join(dir, 'run.jgr'));
   const cut = join(dir, 'cut.jgr'), cutHtml = join(dir, 'cut.html');

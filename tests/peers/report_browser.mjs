@@ -33,6 +33,7 @@ export function record(out, spans, extra = []) {
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
+/** A headless Chromium; Playwright gives each launch a fresh temporary user-data-dir. */
 export async function launch() {
   return chromium.launch({
     executablePath: CHROMIUM,

@@ -38,7 +38,7 @@ static void usage(FILE *out)
           "  --title TEXT        page title (default: the recorded command line)\n"
           "  --max-spans N       spans drawn exactly on the timeline (default 150000); shorter spans\n"
           "                      beyond it are merged into \"N spans\" blocks. Totals stay exact.\n"
-          "  --min-pct P         hide findings cheaper than P %% of the run (default: the hunt's)\n",
+          "  --min-pct P         hide findings cheaper than P % of the run (default: the hunt's)\n",
           out);
 }
 
@@ -236,7 +236,7 @@ int cmd_report(int argc, char **argv)
     if (!(tmp = malloc(n))) goto oom;
     snprintf(tmp, n, "%s.tmp", a.output);
     if (!(out = fopen(tmp, "w"))) {
-        fprintf(stderr, "jager report: %s: %s\n", tmp, strerror(errno));
+        fprintf(stderr, "jager report: cannot write %s: %s\n", a.output, strerror(errno));
         exit_code = JAGER_EXIT_USAGE;
         goto done;
     }
