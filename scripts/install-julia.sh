@@ -37,6 +37,12 @@ wrapper="$prefix/bin/julia"
 stamp="$prefix/.installed"
 if [ -x "$wrapper" ] && [ -f "$stamp" ]; then say "$wrapper"; exit 0; fi
 
+# Tests running in parallel may all ask for Julia at once: one installs, the others wait.
+mkdir -p "$root/.cache"
+exec 9>"$root/.cache/julia.lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+if [ -x "$wrapper" ] && [ -f "$stamp" ]; then say "$wrapper"; exit 0; fi
+
 # Packages not taken from bullseye: the system's C/C++ runtime, and the dpkg/debconf tree
 # that apt-cache lists but julia never loads.
 skip='^(libc6|libgcc-s1|libstdc\+\+6|libcrypt1|gcc-10-base|dpkg|tar|perl-base|debconf|cdebconf|libdebian-installer4|libnewt0\.52|libslang2|libtextwrap1|libacl1|libselinux1|libbz2-1\.0)$'

@@ -131,3 +131,31 @@ end
     end
     @test only(spans(rec, site_id(rec, "alloc_floats"))).bytes == 0
 end
+
+kwfun(x; scale = 1) = x * scale
+splatted(xs...) = sum(xs)
+
+@testset "expression forms and their names" begin
+    v = [1.0, 2.0]
+    xs = (1, 2, 3)
+    local results
+    rec = recorded("forms") do
+        results = (@jäger(kwfun(2; scale = 3)),
+                   @jäger(kwfun(2, scale = 4)),
+                   @jäger(splatted(xs...)),
+                   @jäger(map(v) do x
+                       x + 1
+                   end),
+                   @jäger(Base.identity(5)),
+                   @jäger(sin.(v)))
+    end
+    @test results == (6, 8, 6, [2.0, 3.0], 5, sin.(v))
+    @test length(site_ids(rec, "kwfun")) == 2                       # two sites, one name
+    @test [length(spans(rec, id)) for id in site_ids(rec, "kwfun")] == [1, 1]
+    @test length(spans(rec, site_id(rec, "splatted"))) == 1
+    @test length(spans(rec, site_id(rec, "map"))) == 1
+    @test length(spans(rec, site_id(rec, "Base.identity"))) == 1
+    @test length(spans(rec, site_id(rec, "sin"))) == 1
+    kw = only([s for s in Jager.sites() if s.name == "kwfun" && s.id == site_ids(rec, "kwfun")[1]])
+    @test Jager.signature_counts(kw.id) == [Tuple{typeof(kwfun),Int} => 1]
+end
