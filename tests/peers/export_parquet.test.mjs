@@ -34,6 +34,13 @@ function expectedType(table, col, sample) {
   return 'BIGINT';
 }
 
+/** Rows in file order split into row groups of n. */
+function byGroup(rows, n) {
+  const out = [];
+  for (let i = 0; i < rows.length; i += n) out.push(rows.slice(i, i + n));
+  return out;
+}
+
 /** Compare one reader's value to the oracle's. */
 function same(got, want, where) {
   if (want === null) return assert.equal(got ?? null, null, where);
@@ -87,7 +94,19 @@ for (const cfg of configs) {
       want.forEach((w, i) => cols.forEach((c) => same(rows[i][c], w[c], `duckdb ${table}[${i}].${c}`)));
 
       // ---- the file's own metadata, as DuckDB reads it
-      const meta = (await query(`SELECT row_group_id, path_in_schema, compression, encodings, type, num_values, stats_null_count FROM parquet_metadata(${sqlPath(file)})`)).rows;
+      const meta = (await query(`SELECT row_group_id, path_in_schema, compression, encodings, type, num_values, stats_null_count, stats_min_value, stats_max_value FROM parquet_metadata(${sqlPath(file)})`)).rows;
+      // integer statistics: each row group's min and max of the oracle's values
+      for (const m of meta.filter((x) => x.type === 'INT64')) {
+        const vals = byGroup(res.rows, cfg.rg ?? res.rows.length)[Number(m.row_group_id)]
+          .map((r) => r[m.path_in_schema]).filter((v) => v !== null).map(BigInt);
+        if (!vals.length) {
+          assert.equal(m.stats_min_value, null);
+          continue;
+        }
+        const min = vals.reduce((a, b) => (b < a ? b : a)), max = vals.reduce((a, b) => (b > a ? b : a));
+        assert.equal(BigInt(m.stats_min_value), min, `${table}.${m.path_in_schema} rg ${m.row_group_id} min`);
+        assert.equal(BigInt(m.stats_max_value), max, `${table}.${m.path_in_schema} rg ${m.row_group_id} max`);
+      }
       const groups = new Set(meta.map((m) => m.row_group_id)).size;
       assert.equal(groups, cfg.rg ? Math.ceil(want.length / cfg.rg) : 1, `${table}: row groups`);
       for (const m of meta) {

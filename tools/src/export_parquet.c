@@ -6,6 +6,8 @@
  * PLAIN values, and for string columns a per-row-group dictionary page plus RLE_DICTIONARY
  * indices when --parquet-dict allows it (auto: when the distinct values are at most half
  * the non-null values). Pages are optionally ZSTD-compressed; headers and footer never are.
+ * Statistics: null counts for every column chunk, min/max for integer columns (so readers
+ * skip row groups on time filters), with TYPE_ORDER column orders.
  *
  * Memory is bounded: rows are buffered column by column and flushed as a row group every
  * --row-group-rows rows or when the buffers reach 64 MiB, whichever comes first; only the
@@ -36,6 +38,8 @@ typedef struct pq_chunk {
     int64_t dict_page_offset; /* -1: no dictionary page */
     int64_t uncompressed, compressed; /* page headers included */
     int64_t num_values, null_count;
+    int has_minmax;           /* integer columns with a non-null value */
+    int64_t min, max;         /* signed or unsigned order per the column's kind */
 } pq_chunk;
 
 typedef struct pq_rowgroup {
@@ -52,6 +56,8 @@ typedef struct pq_colbuf {
     pq_dict dict;
     int dict_dead;   /* this row group's dictionary grew too large */
     int64_t nulls;
+    int has_minmax;  /* integer statistics of this row group */
+    int64_t min, max;
 } pq_colbuf;
 
 typedef struct pq_file {
@@ -181,6 +187,9 @@ static int flush_rowgroup(pq_state *s, pq_file *pf)
         ch->dict_page_offset = -1;
         ch->num_values = pf->rows;
         ch->null_count = cb->nulls;
+        ch->has_minmax = cb->has_minmax;
+        ch->min = cb->min;
+        ch->max = cb->max;
         int dict = use_dictionary(s, col, cb);
         if (dict) {
             ch->dict_page_offset = pf->off;
@@ -214,6 +223,7 @@ static int flush_rowgroup(pq_state *s, pq_file *pf)
         cb->values.len = 0;
         cb->nidx = 0;
         cb->nulls = 0;
+        cb->has_minmax = 0;
         cb->dict_dead = 0;
         pq_dict_clear(&cb->dict);
     }
@@ -253,6 +263,18 @@ static int add_row(pq_state *s, pq_file *pf, const ex_cell *cells)
         case EX_U64: {
             int64_t x = v->null ? 0 : v->i;
             rc = tu_buf_put(&cb->values, &x, 8);
+            /* min/max in the column's sort order: signed INT64, or unsigned for UINT_64 */
+            int u = col->kind == EX_U64;
+            if (!cb->has_minmax) {
+                cb->min = cb->max = x;
+                cb->has_minmax = 1;
+            } else if (u) {
+                if ((uint64_t)x < (uint64_t)cb->min) cb->min = x;
+                if ((uint64_t)x > (uint64_t)cb->max) cb->max = x;
+            } else {
+                if (x < cb->min) cb->min = x;
+                if (x > cb->max) cb->max = x;
+            }
             break;
         }
         case EX_F64: {
@@ -463,8 +485,12 @@ static int write_footer(pq_state *s, pq_file *pf)
             th_field_i64(&w, 7, ch->compressed);
             th_field_i64(&w, 9, ch->data_page_offset);
             if (dict) th_field_i64(&w, 11, ch->dict_page_offset);
-            th_field_struct_begin(&w, 12); /* Statistics: null_count only */
+            th_field_struct_begin(&w, 12); /* Statistics: null_count; integer min/max (PLAIN) */
             th_field_i64(&w, 3, ch->null_count);
+            if (ch->has_minmax) {
+                th_field_binary(&w, 5, &ch->max, 8);
+                th_field_binary(&w, 6, &ch->min, 8);
+            }
             th_struct_end(&w);
             th_struct_end(&w);
             th_struct_end(&w);
@@ -493,6 +519,14 @@ static int write_footer(pq_state *s, pq_file *pf)
         kv(&w, &tmp, k, v ? v : "");
     }
     th_field_string(&w, 6, "jager version " JAGER_VERSION_STRING " (build export)");
+    /* column_orders: TYPE_ORDER for every leaf, which min_value/max_value require */
+    th_field_list_begin(&w, 7, TH_STRUCT, t->ncols);
+    for (uint32_t c = 0; c < t->ncols; c++) {
+        th_elem_struct_begin(&w);
+        th_field_struct_begin(&w, 1);
+        th_struct_end(&w);
+        th_struct_end(&w);
+    }
     int rc = th_finish(&w);
     tu_buf_free(&tmp);
     if (rc) return oom();
