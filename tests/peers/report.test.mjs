@@ -183,6 +183,17 @@ test('the site table sorts and carries the exact totals and signatures', async (
     assert.equal(sigs.length, 1);
     assert.equal(sigs[0].length, 2, 'both signatures of deposit!');
     assert.ok(sigs[0].some(([t, u]) => /Float64/.test(t) && u), 'the unstable signature is marked');
+    // A click on a row finds the site: flame search filled in, its spans highlighted on the timeline.
+    await page.locator('#site-table tbody tr', { hasText: 'scatter' }).click();
+    assert.equal(await page.$eval('#fl-search', (n) => n.value), 'scatter');
+    const pink = await page.evaluate(() => {
+      const c = document.getElementById('tl-canvas'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i] === 0xe0 && d[i + 1] === 0x45 && d[i + 2] === 0x7b) n++;
+      return n;
+    });
+    assert.ok(pink > 500, `scatter spans highlighted on the timeline (${pink} px)`);
+    assert.match(await page.$eval('#fl-match', (n) => n.textContent), /[1-9]\d* % matched/);
     assert.deepEqual(errors, []);
   } finally { await context.close(); }
 });

@@ -151,6 +151,7 @@ J.Timeline.prototype.drawLane = function (ctx, l, w) {
 };
 
 J.Timeline.prototype.drawRow = function (ctx, r, y, isBlock) {
+  var hl = this.highlight;
   var vis = this.visible(r), h = this.ROW - 1, pendX0 = -1, pendX1 = -1, pendCol = null, self = this;
   function flush() {
     if (pendX0 < 0) return;
@@ -163,6 +164,7 @@ J.Timeline.prototype.drawRow = function (ctx, r, y, isBlock) {
     if (x1 < 0) continue;
     if (x0 > this.w) break;
     var col = isBlock ? '#c3ccd8' : J.siteColor(r.k[i]);
+    if (hl) col = hl[r.k[i]] ? '#e0457b' : (isBlock ? '#e3e7ec' : '#dde2e8');
     if (x1 - x0 < 2) {
       if (pendX0 >= 0 && x0 <= pendX1 + 1) { pendX1 = Math.max(pendX1, x1); continue; }
       flush();
@@ -219,6 +221,15 @@ J.Timeline.prototype.drawEvents = function (ctx, l) {
     ctx.fillStyle = '#1d2330';
     for (i = vis[0]; i <= vis[1]; i++) { x0 = this.x(l.marks.t[i]); ctx.fillRect(x0 - 0.5, y, 1.5, h); }
   }
+};
+
+/* Highlight the spans of sites whose name contains \p query (the flame graph's search). */
+J.Timeline.prototype.setHighlight = function (query) {
+  if (!query) { this.highlight = null; this.draw(); return; }
+  var hl = {};
+  for (var k = 1; k < this.sites.length; k++) if (this.sites[k][0].toLowerCase().indexOf(query) >= 0) hl[k] = true;
+  this.highlight = hl;
+  this.draw();
 };
 
 J.Timeline.prototype.siteName = function (k) {

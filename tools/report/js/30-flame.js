@@ -104,6 +104,15 @@ J.Flame.prototype.renderCrumbs = function (ancestors) {
   nav.dataset.focus = this.p.length ? this.name(this.focus) : '';
 };
 
+/* Highlight frames whose site name contains \p text, here and on the timeline. */
+J.Flame.prototype.search = function (text) {
+  var input = document.getElementById('fl-search');
+  if (input.value !== text) input.value = text;
+  this.query = text.trim().toLowerCase();
+  this.draw();
+  if (J.timeline) J.timeline.setHighlight(this.query);
+};
+
 J.Flame.prototype.zoom = function (i) {
   this.focus = i;
   this.draw();
@@ -139,6 +148,6 @@ J.Flame.prototype.bind = function () {
   });
   c.addEventListener('mouseleave', function () { J.tip.hide(); });
   var input = document.getElementById('fl-search');
-  input.addEventListener('input', function () { self.query = input.value.trim().toLowerCase(); self.draw(); });
+  input.addEventListener('input', function () { self.search(input.value); });
   document.getElementById('fl-reset').addEventListener('click', function () { self.zoom(0); });
 };

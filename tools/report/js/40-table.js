@@ -69,6 +69,12 @@ J.SiteTable.prototype.renderBody = function () {
   var frag = document.createDocumentFragment();
   rows.forEach(function (r) {
     var tr = J.el('tr', r.unstable ? 'unstable' : null);
+    /* a click on a row finds the site in the flame graph and on the timeline */
+    tr.addEventListener('click', function () {
+      var s = self.sites[r.k];
+      if (s && J.flame) { J.flame.search(s[0]); document.getElementById('timeline').scrollIntoView({ behavior: 'smooth' }); }
+    });
+    tr.title = 'Show in the timeline and flame graph';
     self.cols.forEach(function (c) {
       var td = J.el('td', c.cls || null);
       if (c.sigs) {
