@@ -13,6 +13,12 @@ Hooks called as `hook()` by [`start`](@ref) right after the core started recordi
 """
 const START_HOOKS = Function[]
 
+"""
+Hooks called as `hook()` by [`flush`](@ref) on the calling task, before the rings are
+drained (e.g. the dispatch sensor sends its pending verdicts and counts).
+"""
+const FLUSH_HOOKS = Function[]
+
 mutable struct Session
     external::Bool            # recording started outside Julia (e.g. LD_PRELOAD + JAGER_OUTPUT)
     start_ns::UInt64          # time_ns() at start
@@ -186,11 +192,12 @@ end
 """
     Jager.flush()
 
-Symbolize new Julia frames, then drain every ring into the sinks and flush them. Call it
+Run `FLUSH_HOOKS`, symbolize new Julia frames, then drain every ring into the sinks and flush them. Call it
 from a Julia task (the symbolizer runs Julia code). Returns `true` when flushed.
 """
 function flush()
     ENABLED[] || return false
+    run_hooks(FLUSH_HOOKS, "flush")
     symbolize!()
     st = ccall((:jager_flush, LIB), Int32, ())
     st == OK || st == E_STATE || error("Jager.flush: ", status_message(st))

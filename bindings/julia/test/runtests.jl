@@ -33,6 +33,7 @@ Jager.available() || error("libjager is not loaded: ", Jager.LIBSTATE.detail)
     include("symbolize_tests.jl")
     include("summary_tests.jl")
     include("thread_tests.jl")
+    include("hook_tests.jl")
     include("missing_lib_tests.jl")
     include("external_tests.jl")
 end
