@@ -14,14 +14,16 @@ const TYPEINF_ORIGINAL = HAS_TYPEINF_TOPLEVEL ? Core.Compiler.typeinf_ext_toplev
 "True where the entry point has the (MethodInstance, world) form the wrapper forwards."
 const HAS_TYPEINF_HOOK = TYPEINF_ORIGINAL !== nothing &&
                          hasmethod(TYPEINF_ORIGINAL, Tuple{Core.MethodInstance,UInt})
-# Looked up when capture starts (not frozen into a precompiled constant).
-function has_dump_compiles()
+# Runtime entry points, looked up when capture starts (not frozen into a precompiled
+# constant): a Julia without one of them simply gets no compile events / no inference time.
+function has_symbol(name::Symbol)
     try
-        return cglobal(:jl_dump_compiles) != C_NULL
+        return cglobal(name) != C_NULL
     catch
         return false
     end
 end
+has_dump_compiles() = has_symbol(:jl_dump_compiles)
 
 "Most inference records kept between drains (beyond: not recorded, counted)."
 const MAX_INFER_LOG = 1 << 20
@@ -97,6 +99,7 @@ warm_target(x::Int) = x + 1
 # program's. False if that fails (then inference is not timed).
 function warm_typeinf_hook()
     try
+        has_symbol(:jl_set_typeinf_func) || return false
         precompile(timed_typeinf, (Core.MethodInstance, UInt)) || return false
         m = which(warm_target, (Int,))
         mi = Core.Compiler.specialize_method(m, Tuple{typeof(warm_target),Int}, Core.svec())
