@@ -27,8 +27,16 @@ void hunt_detail(hunt_list *l, hunt_finding *f, const char *fmt, ...) __attribut
 
 /** Time of a site not counted twice under recursion (outermost spans), else its total. */
 double hunt_site_time(const jm_site *s);
-/** 1 if some span of site \p inner ran inside a span of site \p outer (merged tree). */
-int hunt_site_under(const jm_model *m, jager_site inner, jager_site outer);
+/** Which of a set of sites ran inside which (merged tree): built once per rule. */
+typedef struct hunt_nesting {
+    uint64_t *pairs; /* (inner << 32 | outer), sorted */
+    size_t n;
+} hunt_nesting;
+/** Record every (inner, outer) pair among the sites of findings [from, l->n). \return 0 or -1 (OOM). */
+int hunt_nesting_build(const jm_model *m, const hunt_list *l, size_t from, hunt_nesting *out);
+/** 1 if some span of site \p inner ran inside a span of site \p outer. */
+int hunt_nesting_under(const hunt_nesting *nest, jager_site inner, jager_site outer);
+void hunt_nesting_free(hunt_nesting *nest);
 /** "1.23 s" etc. into a caller buffer. */
 const char *hunt_ns(char *buf, size_t size, double ns);
 

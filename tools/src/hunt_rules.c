@@ -110,16 +110,62 @@ double hunt_site_time(const jm_site *s)
     return (double)s->total_ns;
 }
 
-int hunt_site_under(const jm_model *m, jager_site inner, jager_site outer)
+static int cmp_u64(const void *a, const void *b)
 {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int hunt_nesting_build(const jm_model *m, const hunt_list *l, size_t from, hunt_nesting *out)
+{
+    out->pairs = NULL;
+    out->n = 0;
+    if (l->n - from < 2) return 0;
+    uint8_t *flagged = calloc(m->nsites ? m->nsites : 1, 1);
+    if (!flagged) return -1;
+    for (size_t i = from; i < l->n; i++)
+        if (l->items[i].site && l->items[i].site < m->nsites) flagged[l->items[i].site] = 1;
+    /* One walk up from every node of a flagged site: O(nodes × depth), whatever the
+     * number of findings. */
     const jm_tree *t = &m->merged;
+    size_t cap = 0;
     for (uint32_t i = 1; i < t->count; i++) {
-        if (t->nodes[i].site != inner) continue;
+        uint32_t inner = t->nodes[i].site;
+        if (inner >= m->nsites || !flagged[inner]) continue;
         for (uint32_t p = t->nodes[i].parent, hops = 0; p != JM_NONE && p != 0 && hops < 4096;
-             p = t->nodes[p].parent, hops++)
-            if (t->nodes[p].site == outer) return 1;
+             p = t->nodes[p].parent, hops++) {
+            uint32_t outer = t->nodes[p].site;
+            if (outer >= m->nsites || !flagged[outer] || outer == inner) continue;
+            if (out->n == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                uint64_t *np = realloc(out->pairs, nc * sizeof *np);
+                if (!np) {
+                    free(flagged);
+                    hunt_nesting_free(out);
+                    return -1;
+                }
+                out->pairs = np;
+                cap = nc;
+            }
+            out->pairs[out->n++] = (uint64_t)inner << 32 | outer;
+        }
     }
+    free(flagged);
+    if (out->n > 1) qsort(out->pairs, out->n, sizeof *out->pairs, cmp_u64);
     return 0;
+}
+
+int hunt_nesting_under(const hunt_nesting *nest, jager_site inner, jager_site outer)
+{
+    uint64_t key = (uint64_t)inner << 32 | outer;
+    return nest->n && bsearch(&key, nest->pairs, nest->n, sizeof key, cmp_u64) != NULL;
+}
+
+void hunt_nesting_free(hunt_nesting *nest)
+{
+    free(nest->pairs);
+    nest->pairs = NULL;
+    nest->n = 0;
 }
 
 const char *hunt_ns(char *buf, size_t size, double ns) { return tu_fmt_ns(buf, size, ns); }

@@ -19,17 +19,23 @@
  * whose cost explains most of theirs: report the most specific region. */
 static void suppress_enclosing(const jm_model *m, hunt_list *l, size_t from, double *key)
 {
-    for (size_t i = from; i < l->n; i++) {
+    hunt_nesting nest;
+    if (hunt_nesting_build(m, l, from, &nest) != 0) {
+        l->oom = 1;
+        return;
+    }
+    for (size_t i = from; i < l->n && nest.n; i++) {
         if (!l->items[i].site || l->items[i].cost_ns < 0) continue;
         for (size_t j = from; j < l->n; j++) {
             if (i == j || !l->items[j].site || l->items[j].site == l->items[i].site) continue;
             if (key[j - from] >= NEST_EXPLAINS * key[i - from] &&
-                hunt_site_under(m, l->items[j].site, l->items[i].site)) {
+                hunt_nesting_under(&nest, l->items[j].site, l->items[i].site)) {
                 l->items[i].cost_ns = -2; /* marked for removal below */
                 break;
             }
         }
     }
+    hunt_nesting_free(&nest);
     size_t k = from;
     for (size_t i = from; i < l->n; i++) {
         if (l->items[i].cost_ns == -2) {
