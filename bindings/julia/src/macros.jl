@@ -80,7 +80,8 @@ const JagerMod = @__MODULE__
 g(sym::Symbol) = GlobalRef(JagerMod, sym)
 
 function literal_name(name, macroname)
-    name isa String && return name
+    name isa String && !isempty(name) && return name
+    name isa String && throw(ArgumentError("$macroname: the site name must not be empty"))
     throw(ArgumentError("$macroname: the site name must be a literal string, got `$name` " *
                         "(sites are registered once per expansion, so names cannot vary)"))
 end

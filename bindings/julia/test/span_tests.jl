@@ -104,6 +104,7 @@ end
     @test occursin("give a name", err(:(@jäger begin 1 end)))
     @test occursin("literal string", err(:(@jäger_block "a$(1)b" begin 1 end)))
     @test occursin("needs a name and a block", err(:(@jäger_block begin 1 end)))
+    @test occursin("must not be empty", err(:(@jäger "" sin(1.0))))
 end
 
 @testset "bytes allocated inside a span" begin
