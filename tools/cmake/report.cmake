@@ -47,7 +47,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     "${c_tpl}${c_css}${c_js}"
     "const char jr_asset_js_sha256[] = \"${js_sha}\";\n"
     "const char jr_asset_css_sha256[] = \"${css_sha}\";\n")
-  file(COPY_FILE "${OUT}.new" "${OUT}" ONLY_IF_DIFFERENT)
+  configure_file("${OUT}.new" "${OUT}" COPYONLY) # rewrites only when the content changed (CMake 3.20)
   file(REMOVE "${OUT}.new")
   return()
 endif()
