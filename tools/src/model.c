@@ -294,6 +294,18 @@ static void add_span(jm_model *m, const jager_event *ev)
     gc_overlap(m, ts, site, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
     a->gc_ns += self.gc_ns;
     a->gc_pauses += self.gc_pauses;
+    if (self.gc_ns && a->hist && !a->hist_nogc) {
+        /* Calls so far had no GC: start from their histogram, less this call. */
+        if ((a->hist_nogc = malloc(JAGER_HIST_BUCKETS * sizeof *a->hist_nogc)) != NULL) {
+            memcpy(a->hist_nogc, a->hist, JAGER_HIST_BUCKETS * sizeof *a->hist_nogc);
+            a->hist_nogc[hist_bucket(p, dur)]--;
+            a->hist_nogc[hist_bucket(p, dur - (self.gc_ns < dur ? self.gc_ns : dur))]++;
+        } else {
+            p->oom = 1;
+        }
+    } else if (a->hist_nogc) {
+        a->hist_nogc[hist_bucket(p, dur - (self.gc_ns < dur ? self.gc_ns : dur))]++;
+    }
 
     /* This span's own children: the pending entry with its id; entries above it are orphans. */
     uint32_t top = ts->npending;
@@ -770,7 +782,10 @@ void jm_model_free(jm_model *m)
             free(ts->errs);
         }
         free(p->ts);
-        for (uint32_t i = 0; i < p->nacc; i++) free(p->acc[i].hist);
+        for (uint32_t i = 0; i < p->nacc; i++) {
+            free(p->acc[i].hist);
+            free(p->acc[i].hist_nogc);
+        }
         free(p->acc);
         for (uint32_t i = 0; i < p->npool; i++) {
             jm_tree_free(p->pool[i]);

@@ -118,7 +118,9 @@ typedef struct jm_site {
     uint64_t p50_ns, p90_ns, p99_ns;
     uint64_t bytes, errors;
     /* The slow tail, from the log histogram (STATS, else events): calls at least
-     * JM_TAIL_FACTOR × the median, and the time they took beyond the median. */
+     * JM_TAIL_FACTOR × the median, and the time they took beyond the median. GC pause
+     * time inside calls is left out when pauses overlapped the site (a histogram of
+     * durations less their GC time, from the span events). */
     uint64_t tail_calls;
     double tail_excess_ns;
     /* From the span events (sampling may make these smaller than the exact totals). */

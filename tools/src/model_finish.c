@@ -89,19 +89,32 @@ static uint64_t hist_quantile(const jm_priv *p, const uint64_t *hist, uint64_t c
     return hi;
 }
 
-/* The slow tail: calls in buckets at least JM_TAIL_FACTOR × the median (bucket middles). */
-static void tail(const jm_priv *p, jm_site *s, const uint64_t *hist)
+/* The slow tail: calls in buckets at least JM_TAIL_FACTOR × the median (bucket middles).
+ * When GC pauses overlapped the site's calls, the histogram without their pause time is
+ * used (slow calls caused by GC are gc_pressure's finding, not a slow path of the code). */
+static void tail(const jm_priv *p, jm_site *s, const uint64_t *hist, const jm_site_acc *a)
 {
-    if (!hist || !s->p50_ns) return;
-    uint64_t cut = s->p50_ns * JM_TAIL_FACTOR;
+    uint64_t p50 = s->p50_ns, max = s->max_ns;
+    double scale = 1.0;
+    if (a && a->hist_nogc && a->calls) {
+        hist = a->hist_nogc;
+        p50 = hist_quantile(p, hist, a->calls, 0.50, 0, UINT64_MAX);
+        max = UINT64_MAX;
+        scale = (double)s->calls / (double)a->calls; /* events may be sampled */
+    }
+    if (!hist || !p50) return;
+    uint64_t cut = p50 * JM_TAIL_FACTOR;
+    double calls = 0, excess = 0;
     for (uint32_t b = 0; b < JAGER_HIST_BUCKETS; b++) {
         if (!hist[b] || p->hist_lower[b] < cut) continue;
         uint64_t lo = p->hist_lower[b], hi = b + 1 < JAGER_HIST_BUCKETS ? p->hist_lower[b + 1] : lo;
         double mid = (double)lo + (double)(hi - lo) / 2.0;
-        if (mid > (double)s->max_ns && s->max_ns >= lo) mid = (double)s->max_ns;
-        s->tail_calls += hist[b];
-        s->tail_excess_ns += (double)hist[b] * (mid - (double)s->p50_ns);
+        if (mid > (double)max && max >= lo) mid = (double)max;
+        calls += (double)hist[b];
+        excess += (double)hist[b] * (mid - (double)p50);
     }
+    s->tail_calls = (uint64_t)(calls * scale + 0.5);
+    s->tail_excess_ns = excess * scale;
 }
 
 /* Self time and outermost (recursion-free) inclusive time of each site, from the merged tree. */
@@ -189,7 +202,7 @@ static int build_sites(jm_model *m)
             s->p99_ns = hist_quantile(p, a->hist, a->calls, 0.99, s->min_ns, s->max_ns);
         }
         const uint64_t *hist = s->exact ? st.hist : a ? a->hist : NULL;
-        tail(p, s, hist);
+        tail(p, s, hist, a);
         s->mean_ns = s->calls ? (double)s->total_ns / (double)s->calls : 0;
         if (a && m->gc.has_site_time && (a->site_time_gc_ns || a->site_time_pauses)) {
             s->gc_ns = a->site_time_gc_ns;

@@ -89,6 +89,8 @@ typedef struct jm_site_acc {
     uint64_t calls, total_ns, min_ns, max_ns, bytes, errors;
     uint64_t gc_ns, gc_pauses;
     uint64_t *hist;      /* JAGER_HIST_BUCKETS, allocated at the site's first span */
+    uint64_t *hist_nogc; /* the same with each call's GC pause time taken out; allocated at
+                            the site's first call that overlapped a pause */
     uint64_t site_time_gc_ns, site_time_pauses; /* gc.site_time */
     int seen;
 } jm_site_acc;
