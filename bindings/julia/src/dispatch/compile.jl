@@ -15,15 +15,22 @@ const TYPEINF_ORIGINAL = HAS_TYPEINF_TOPLEVEL ? Core.Compiler.typeinf_ext_toplev
 const HAS_TYPEINF_HOOK = TYPEINF_ORIGINAL !== nothing &&
                          hasmethod(TYPEINF_ORIGINAL, Tuple{Core.MethodInstance,UInt})
 # Runtime entry points, looked up when capture starts (not frozen into a precompiled
-# constant): a Julia without one of them simply gets no compile events / no inference time.
-function has_symbol(name::Symbol)
+# constant): a Julia without one of them simply gets no compile events / no inference
+# time. (cglobal needs a literal symbol, hence one function each.)
+function has_dump_compiles()
     try
-        return cglobal(name) != C_NULL
+        return cglobal(:jl_dump_compiles) != C_NULL
     catch
         return false
     end
 end
-has_dump_compiles() = has_symbol(:jl_dump_compiles)
+function has_set_typeinf_func()
+    try
+        return cglobal(:jl_set_typeinf_func) != C_NULL
+    catch
+        return false
+    end
+end
 
 "Most inference records kept between drains (beyond: not recorded, counted)."
 const MAX_INFER_LOG = 1 << 20
@@ -99,7 +106,7 @@ warm_target(x::Int) = x + 1
 # program's. False if that fails (then inference is not timed).
 function warm_typeinf_hook()
     try
-        has_symbol(:jl_set_typeinf_func) || return false
+        has_set_typeinf_func() || return false
         precompile(timed_typeinf, (Core.MethodInstance, UInt)) || return false
         m = which(warm_target, (Int,))
         mi = Core.Compiler.specialize_method(m, Tuple{typeof(warm_target),Int}, Core.svec())
