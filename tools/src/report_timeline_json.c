@@ -1,0 +1,212 @@
+/* The timeline data as JSON members for the report page (see report_timeline.h): start
+ * times are delta-encoded per sorted array, strings go through tu_json_str. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_timeline_priv.h"
+#include "toolutil.h"
+
+/* Write the start times of rows (already sorted) as deltas: the page adds them up. */
+static void put_delta(FILE *out, uint64_t t, uint64_t *prev, int first)
+{
+    uint64_t v = t >= *prev ? t - *prev : 0;
+    fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)v);
+    *prev = t >= *prev ? t : *prev;
+}
+
+static void write_evlist(FILE *out, const char *key, const rt_evlist *e, uint64_t t0, int with_dur, const char *str_key,
+                         int with_sev)
+{
+    if (!e->n) return;
+    uint64_t prev = t0;
+    fprintf(out, ",\"%s\":{\"%s\":[", key, with_dur ? "s" : "t");
+    for (size_t i = 0; i < e->n; i++) put_delta(out, e->v[i].t < t0 ? t0 : e->v[i].t, &prev, i == 0);
+    if (with_dur) {
+        fputs("],\"d\":[", out);
+        for (size_t i = 0; i < e->n; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)e->v[i].dur);
+    }
+    if (with_sev) {
+        fputs("],\"v\":[", out);
+        for (size_t i = 0; i < e->n; i++) fprintf(out, i ? ",%u" : "%u", e->v[i].sev);
+    }
+    if (str_key) {
+        fprintf(out, "],\"%s\":[", str_key);
+        for (size_t i = 0; i < e->n; i++) fprintf(out, i ? ",%u" : "%u", e->v[i].str);
+    }
+    fputs("]}", out);
+}
+
+static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, uint64_t t0, uint32_t proc)
+{
+    uint64_t os_tid = 0;
+    const char *tname = NULL;
+    if (d->r) jager_reader_thread(d->r, l->thread, &os_tid, &tname);
+    char name[256];
+    if (tname && *tname)
+        snprintf(name, sizeof name, "thread %u · %.160s · tid %llu", l->thread, tname, (unsigned long long)os_tid);
+    else
+        snprintf(name, sizeof name, "thread %u · tid %llu", l->thread, (unsigned long long)os_tid);
+    fputs("{\"name\":", out);
+    tu_json_str(out, name, (size_t)-1);
+    fprintf(out, ",\"thread\":%u,\"tid\":%llu,\"proc\":%u,\"total\":%llu,\"raw\":%llu,\"merged\":%llu,\"too_deep\":%llu",
+            l->thread, (unsigned long long)os_tid, proc, (unsigned long long)l->n, (unsigned long long)l->raw,
+            (unsigned long long)l->merged, (unsigned long long)l->too_deep);
+    /* Spans and blocks by depth: count per depth, then one pass per depth over the sorted arrays. */
+    int maxd = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->spans[i].depth < RT_MAX_DEPTH && l->spans[i].depth + 1 > maxd) maxd = l->spans[i].depth + 1;
+    fputs(",\"rows\":[", out);
+    for (int dep = 0; dep < maxd; dep++) {
+        uint64_t prev = t0;
+        int first = 1;
+        fputs(dep ? ",{\"s\":[" : "{\"s\":[", out);
+        for (size_t i = 0; i < l->n; i++)
+            if (l->spans[i].depth == dep && l->spans[i].raw) { put_delta(out, l->spans[i].start, &prev, first); first = 0; }
+        fputs("],\"d\":[", out);
+        first = 1;
+        for (size_t i = 0; i < l->n; i++)
+            if (l->spans[i].depth == dep && l->spans[i].raw) {
+                fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)(l->spans[i].end - l->spans[i].start));
+                first = 0;
+            }
+        fputs("],\"k\":[", out);
+        first = 1;
+        for (size_t i = 0; i < l->n; i++)
+            if (l->spans[i].depth == dep && l->spans[i].raw) { fprintf(out, first ? "%u" : ",%u", l->spans[i].site); first = 0; }
+        fputs("]}", out);
+    }
+    fputs("],\"blocks\":[", out);
+    for (int dep = 0; l->nblocks && dep < maxd; dep++) {
+        const char *keys[5] = {"s", "d", "k", "n", "b"};
+        fputs(dep ? ",{" : "{", out);
+        for (int key = 0; key < 5; key++) {
+            uint64_t prev = t0;
+            int first = 1;
+            fprintf(out, key ? "],\"%s\":[" : "\"%s\":[", keys[key]);
+            for (size_t i = 0; i < l->nblocks; i++) {
+                const rt_block *b = &l->blocks[i];
+                if (b->depth != (uint32_t)dep) continue;
+                uint64_t v = key == 1 ? b->end - b->start : key == 2 ? b->site : key == 3 ? b->count : b->busy;
+                if (key == 0) put_delta(out, b->start, &prev, first);
+                else fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)v);
+                first = 0;
+            }
+        }
+        fputs("]}", out);
+    }
+    fputs("]", out);
+    write_evlist(out, "gc", &l->gc, t0, 1, NULL, 0);
+    write_evlist(out, "cc", &l->cc, t0, 1, "g", 0);
+    write_evlist(out, "logs", &l->logs, t0, 0, "m", 1);
+    write_evlist(out, "marks", &l->marks, t0, 0, "m", 0);
+    if (l->logs_dropped) fprintf(out, ",\"logs_dropped\":%llu", (unsigned long long)l->logs_dropped);
+    fputs("}", out);
+    return 0;
+}
+
+static void put_num(FILE *out, double v, int first)
+{
+    if (!first) fputc(',', out);
+    if (v != v || v > 1e300 || v < -1e300) fputs("0", out); /* JSON has no NaN or infinities */
+    else fprintf(out, "%.10g", v);
+}
+
+/* One counter as a series: monotonic counters are per-thread running totals, summed over
+ * threads; gauges are taken as they come. Long series are binned (last value, min, max). */
+static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint64_t t0)
+{
+    const char *name = NULL, *unit = NULL;
+    uint32_t kind = JAGER_COUNTER_GAUGE;
+    if (c->id >= RT_GC_SERIES_ID && c->id - RT_GC_SERIES_ID < RT_GC_SERIES) {
+        name = rt_gc_series[c->id - RT_GC_SERIES_ID].name;
+        unit = rt_gc_series[c->id - RT_GC_SERIES_ID].unit;
+    } else if (d->r) {
+        jager_reader_counter(d->r, c->id, &name, &unit, &kind);
+    }
+    fputs("{\"name\":", out);
+    if (name) tu_json_str(out, name, (size_t)-1);
+    else fprintf(out, "\"counter %u\"", c->id);
+    fputs(",\"unit\":", out);
+    tu_json_str(out, unit ? unit : "", (size_t)-1);
+    fprintf(out, ",\"kind\":\"%s\"", kind == JAGER_COUNTER_MONOTONIC ? "monotonic" : "gauge");
+    size_t nthreads = d->nlanes + 1;
+    double *last = calloc(nthreads, sizeof *last), sum = 0;
+    uint64_t tmin = c->s[0].t, tmax = c->s[c->n - 1].t;
+    uint32_t bins = d->o.counter_bins;
+    int binned = c->n > bins && tmax > tmin;
+    double width = binned ? (double)(tmax - tmin) / bins : 0;
+    /* Pass 1 over the samples writes t; pass 2 v; pass 3 lo; pass 4 hi (bins only). */
+    const char *keys[4] = {"t", "v", "lo", "hi"};
+    for (int key = 0; key < (binned ? 4 : 2); key++) {
+        fprintf(out, ",\"%s\":[", keys[key]);
+        uint64_t prev = t0;
+        int first = 1;
+        long cur_bin = -1;
+        double lo = 0, hi = 0, val = 0, bv = 0;
+        uint64_t bt = 0;
+        sum = 0;
+        if (last) memset(last, 0, nthreads * sizeof *last);
+        for (size_t i = 0; i <= c->n; i++) {
+            long bin = -2;
+            if (i < c->n) {
+                const rt_sample *s = &c->s[i];
+                if (kind == JAGER_COUNTER_MONOTONIC && last && s->thread < nthreads) {
+                    sum += s->v - last[s->thread];
+                    last[s->thread] = s->v;
+                    val = sum;
+                } else val = s->v;
+                if (!binned) {
+                    if (key == 0) put_delta(out, s->t < t0 ? t0 : s->t, &prev, first);
+                    else put_num(out, val, first);
+                    first = 0;
+                    continue;
+                }
+                bin = (long)((double)(s->t - tmin) / width);
+                if (bin >= (long)bins) bin = (long)bins - 1;
+                if (bin == cur_bin) {
+                    if (val < lo) lo = val;
+                    if (val > hi) hi = val;
+                    bv = val;
+                    continue;
+                }
+            }
+            if (cur_bin >= 0) { /* emit the finished bin: its first time, last value, range */
+                if (key == 0) put_delta(out, bt < t0 ? t0 : bt, &prev, first);
+                else put_num(out, key == 1 ? bv : key == 2 ? lo : hi, first);
+                first = 0;
+            }
+            if (i < c->n) { cur_bin = bin; bt = c->s[i].t; lo = hi = bv = val; }
+        }
+        fputs("]", out);
+    }
+    free(last);
+    fputs("}", out);
+}
+
+int rt_write_json(const rt_data *d, FILE *out, uint64_t t0, uint32_t proc)
+{
+    fputs("\"lanes\":[", out);
+    int first = 1;
+    for (size_t i = 0; i < d->nlanes; i++) {
+        const rt_lane *l = d->lanes[i];
+        if (!l) continue;
+        if (!first) fputc(',', out);
+        first = 0;
+        write_lane(d, l, out, t0, proc);
+    }
+    fputs("],\"counters\":[", out);
+    first = 1;
+    for (size_t i = 0; i < d->ncounters; i++) {
+        if (!d->counters[i].n) continue;
+        if (!first) fputc(',', out);
+        first = 0;
+        write_counter(d, &d->counters[i], out, t0);
+    }
+    fputs("],\"strings\":[", out);
+    for (size_t i = 0; i < d->strings.n; i++) {
+        if (i) fputc(',', out);
+        tu_json_str(out, d->strings.v[i].s, d->strings.v[i].len);
+    }
+    fputs("]", out);
+    return ferror(out) ? -1 : 0;
+}
