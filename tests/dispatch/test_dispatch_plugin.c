@@ -337,6 +337,49 @@ static void test_restart_fresh_books(void **state)
     dfx_free(&f);
 }
 
+/* A sink whose close runs after the plugins' stop (and before their shutdown): calls made
+ * there are refused with JAGER_E_STATE, not recorded, and the program runs on. */
+static const jager_dispatch_api *late_api;
+static jager_site late_site;
+static int32_t late_status[3] = {99, 99, 99};
+static jager_status late_write(void *ctx, const jager_batch *batch)
+{
+    (void)ctx;
+    (void)batch;
+    return JAGER_OK;
+}
+static void late_close(void *ctx)
+{
+    (void)ctx;
+    if (!late_api)
+        return;
+    late_status[0] = late_api->signature_seen(late_site, SIG_F64);
+    late_status[1] = late_api->compile(0, 1, 1, SIG_F64);
+    late_status[2] = late_api->signature_seen(late_site, SIG_F32); /* second time: no new diagnostic */
+}
+
+static void test_calls_after_stop_refused(void **state)
+{
+    (void)state;
+    jager_sink probe = {.struct_size = sizeof(jager_sink), .name = "late", .write = late_write, .close = late_close};
+    assert_int_equal(jager_sink_add(&probe), JAGER_OK);
+    dfx f;
+    assert_int_equal(dfx_start(&f, NULL), 0);
+    late_api = f.d;
+    late_site = jager_site_register("late", "late.jl", 1);
+    assert_int_equal(f.d->signature_seen(late_site, SIG_F64), JAGER_OK);
+    dfx_stop(&f);
+    late_api = NULL;
+    assert_int_equal(late_status[0], JAGER_E_STATE);
+    assert_int_equal(late_status[1], JAGER_E_STATE);
+    assert_int_equal(late_status[2], JAGER_E_STATE);
+    /* The summary was written at stop, before the late calls: one signature, nothing rejected yet. */
+    const jager_rec_plugin *s = dfx_nth(&f, f.t_summary, 0);
+    assert_int_equal(s->fields[SUM_SIGNATURES], 1);
+    assert_int_equal(s->fields[SUM_REJECTED], 0);
+    dfx_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_long_strings_cut),
         cmocka_unit_test(test_limit_max_signatures),
         cmocka_unit_test(test_restart_fresh_books),
+        cmocka_unit_test(test_calls_after_stop_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
