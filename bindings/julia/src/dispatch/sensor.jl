@@ -217,8 +217,9 @@ function drain_rest!(ncompiles::Int)
         end
         track_methods!(sig)
         if v !== nothing && unstable(v)
+            text = lock(() -> sig_text(sig), LOCK)
             ccall(SENSOR.instability, Int32, (UInt32, Cstring, UInt64, Cstring, Cstring),
-                  site, sig_text(sig), v.flags, cstring_safe(v.reason), cstring_safe(v.chain))
+                  site, text, v.flags, cstring_safe(v.reason), cstring_safe(v.chain))
             lock(() -> push!(FLAGGED, (site, sig, v)), LOCK)
             nunstable += 1
         end

@@ -43,6 +43,8 @@ unstable(v::Verdict) = (v.flags & STRONG_FLAGS) != 0
 
 const HAS_CODE_TYPED_BY_TYPE = isdefined(Base, :code_typed_by_type)
 const HAS_COMPILER_PARAMS = isdefined(Core.Compiler, :Params)
+"Inference's constant lattice element (Core.Const from 1.6 on, Core.Compiler.Const before)."
+const CONST_TYPE = isdefined(Core, :Const) ? Core.Const : Core.Compiler.Const
 const MAX_DEPTH = 3      # callee levels walked below the signature
 const MAX_METHODS = 24   # methods inferred per verdict at most
 
@@ -97,7 +99,7 @@ function callee_value(ci, @nospecialize(f))
     v = resolve(f)
     if v isa Core.SSAValue && ci.ssavaluetypes isa AbstractVector && v.id <= length(ci.ssavaluetypes)
         t = ci.ssavaluetypes[v.id]
-        t isa Core.Compiler.Const && return t.val
+        t isa CONST_TYPE && return t.val
         w = widen(t)
         w isa DataType && isdefined(w, :instance) && return w.instance
     end
