@@ -44,6 +44,18 @@ if isfile(joinpath(@__DIR__, "dispatch.jl"))
     include("dispatch.jl")
 end
 
+# Compiled into the package image, so that a site's first call, first new signature,
+# first error and first log record do not pay inference at run time.
+precompile(register!, (Site,))
+precompile(signature_slow!, (Site, Any, Int))
+precompile(_on_new_signature, (UInt32, Type))
+precompile(_fail, (Site, JagerSpan, Int64, Any, Any))
+precompile(start, ())
+precompile(stop, ())
+precompile(flush, ())
+precompile(symbolize!, ())
+precompile(summary, (Base.TTY,))
+
 function __init__()
     ENABLED[] = false
     load_library!()
