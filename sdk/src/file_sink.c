@@ -80,6 +80,7 @@ typedef struct file_sink {
     fs_pending *pend;         /* indexed by thread index */
     uint32_t npend;
     size_t pending_bytes;     /* record bytes waiting, all threads */
+    size_t pending_cap;       /* bytes allocated for pending buffers, all threads */
     uint64_t oldest_pending_ns;
     int emitted;              /* a block was written since the last fflush */
 
@@ -565,6 +566,13 @@ static int emit_pending(file_sink *fs, uint32_t t)
     fs->pending_bytes -= p->len - JG_EVENTS_PREFIX;
     p->len = JG_EVENTS_PREFIX;
     p->events = 0;
+    if (fs->pending_cap > 2 * JG_FILE_MAX_PENDING && p->cap > 64 * 1024) {
+        /* many threads once had big bursts: give memory back (bounded by the pending cap) */
+        fs->pending_cap -= p->cap;
+        free(p->buf);
+        p->buf = NULL;
+        p->cap = 0;
+    }
     return 0;
 }
 
@@ -593,17 +601,19 @@ static fs_pending *pending_for(file_sink *fs, uint32_t thread)
         if (!(p->buf = malloc(64 * 1024))) return NULL;
         p->cap = 64 * 1024;
         p->len = JG_EVENTS_PREFIX;
+        fs->pending_cap += p->cap;
     }
     return p;
 }
 
-static int pending_append(fs_pending *p, const uint8_t *src, size_t n)
+static int pending_append(file_sink *fs, fs_pending *p, const uint8_t *src, size_t n)
 {
     if (p->len + n > p->cap) {
-        size_t cap = p->cap;
+        size_t cap = p->cap ? p->cap : 64 * 1024; /* 0 after emit_pending gave it back */
         while (cap < p->len + n) cap *= 2;
         uint8_t *b = realloc(p->buf, cap);
         if (!b) return -1;
+        fs->pending_cap += cap - p->cap;
         p->buf = b;
         p->cap = cap;
     }
@@ -676,7 +686,7 @@ static jager_status fs_write(void *ctx, const jager_batch *b)
         }
         if (n) {
             if (!p->events && !fs->oldest_pending_ns) fs->oldest_pending_ns = jager_now_ns();
-            if (pending_append(p, b->data + start, off - start) != 0) {
+            if (pending_append(fs, p, b->data + start, off - start) != 0) {
                 /* out of memory: write what is pending, then this batch's rest directly */
                 off = start;
                 if (emit_pending(fs, b->thread) != 0) goto io_error;

@@ -380,6 +380,89 @@ static void test_unwritable_path(void **state)
     jager_shutdown();
 }
 
+/* While recording: coalesced events older than a second reach the file without any
+ * jager_flush(), and a reader can read the live file (whole frames, then "not closed"). */
+static void test_live_file_durable(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path(".jgr");
+    jager_config c = tu_config(0);
+    c.output = path;
+    assert_int_equal(jager_init(&c), JAGER_OK);
+    jager_site s = jager_site_register("live", NULL, 0);
+    for (int i = 0; i < 1000; i++) jager_span_end(jager_span_begin(s));
+    tu_sleep_ns(1300u * 1000000u);
+    jager_span_end(jager_span_begin(s)); /* the next batch finds the old ones due */
+    tu_sleep_ns(300u * 1000000u);
+    jager_reader *r;
+    assert_int_equal(jager_reader_open(path, &r), JAGER_OK);
+    uint64_t by_type[512] = {0}, n;
+    assert_int_equal(fx_drain(r, by_type, &n), JAGER_E_TRUNCATED);
+    assert_true(by_type[JAGER_EV_SPAN] >= 1000);
+    assert_non_null(strstr(jager_reader_error(r), "without an END block"));
+    jager_reader_close(r);
+    jager_shutdown();
+    assert_int_equal(jager_reader_open(path, &r), JAGER_OK);
+    memset(by_type, 0, sizeof by_type);
+    assert_int_equal(fx_drain(r, by_type, &n), 0);
+    assert_int_equal(by_type[JAGER_EV_SPAN], 1001);
+    jager_reader_close(r);
+    unlink(path);
+}
+
+/* Many threads, big bursts: per-thread coalescing, the pending cap and block splitting
+ * keep every record, in order per thread. */
+typedef struct burst_arg {
+    jager_site site;
+    int n;
+} burst_arg;
+
+static void *burst(void *p)
+{
+    burst_arg *a = p;
+    for (int i = 0; i < a->n; i++) {
+        jager_span sp = jager_span_begin(a->site);
+        jager_span_end_bytes(sp, (uint64_t)i);
+    }
+    return NULL;
+}
+
+static void test_many_threads(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path(".jgr");
+    jager_config c = tu_config(8u << 20);
+    c.output = path;
+    assert_int_equal(jager_init(&c), JAGER_OK);
+    enum { T = 24, N = 40000 };
+    pthread_t th[T];
+    burst_arg a = {jager_site_register("burst", NULL, 0), N};
+    for (int t = 0; t < T; t++) pthread_create(&th[t], NULL, burst, &a);
+    for (int t = 0; t < T; t++) pthread_join(th[t], NULL);
+    jager_stat st = {.struct_size = sizeof st};
+    jager_flush();
+    assert_int_equal(jager_stats(&st), JAGER_OK);
+    jager_shutdown();
+    jager_reader *r;
+    assert_int_equal(jager_reader_open(path, &r), JAGER_OK);
+    uint64_t next[64] = {0}, n = 0;
+    jager_event ev;
+    int rc;
+    while ((rc = jager_reader_next(r, &ev)) > 0) {
+        if (ev.type != JAGER_EV_SPAN) continue;
+        assert_true(ev.thread < 64);
+        const jager_rec_span *s = (const jager_rec_span *)ev.rec;
+        assert_int_equal(s->bytes, next[ev.thread]); /* per thread, in order, none missing */
+        next[ev.thread]++;
+        n++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(n + st.dropped[JAGER_DROP_RING_FULL], (uint64_t)T * N);
+    if (!st.events_dropped) assert_int_equal(n, (uint64_t)T * N);
+    jager_reader_close(r);
+    unlink(path);
+}
+
 /* Writing to a full disk (/dev/full): no crash, one message, the lost events counted as
  * JAGER_DROP_SINK, and the program runs on. */
 static void test_io_error_counted(void **state)
@@ -434,6 +517,8 @@ int main(void)
         cmocka_unit_test(test_rewind),
         cmocka_unit_test(test_unwritable_path),
         cmocka_unit_test(test_io_error_counted),
+        cmocka_unit_test(test_live_file_durable),
+        cmocka_unit_test(test_many_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
