@@ -42,6 +42,9 @@ function dispatch_recorded(f, name::AbstractString)
     return plugin_events(path), JgrReader.read(path)
 end
 
+thread_kernel(x) = x + 1
+thread_val(::Val{N}) where {N} = N + 1
+
 finals(evs, type) = [e for e in of_type(evs, type) if get(e.fields, "final", false) === true]
 # Instability events of function `name` (signatures print as `Tuple{typeof(Main.M.name), …}`).
 unstable_for(evs, name) = [e for e in of_type(evs, "dispatch.instability") if occursin("." * name * ")", e.fields["signature"])]
@@ -179,6 +182,24 @@ unstable_for(evs, name) = [e for e in of_type(evs, "dispatch.instability") if oc
         @test !any(e -> occursin("DispatchSensor", e.fields["signature"]), of_type(evs, "dispatch.compile"))
         s = only(of_type(evs, "dispatch.summary")).fields
         @test s["compiles"] == length(of_type(evs, "dispatch.compile"))
+    end
+
+    @testset "threads: concurrent new signatures, exact counts" begin
+        nt = Threads.nthreads()
+        evs, rec = dispatch_recorded("dispatch_threads") do
+            Threads.@threads for i in 1:1000
+                @jäger thread_kernel(iseven(i) ? 1.0 : 1)
+            end
+            Threads.@threads for t in 1:8nt
+                @jäger thread_val(Val(t))   # a new signature per iteration, on every thread
+            end
+        end
+        ker = [e for e in finals(evs, "dispatch.signature") if occursin("thread_kernel", e.fields["signature"])]
+        @test sort([e.fields["calls"] for e in ker]) == [500, 500]
+        vals = [e for e in finals(evs, "dispatch.signature") if occursin("thread_val", e.fields["signature"])]
+        @test length(vals) == 8nt
+        @test all(e -> e.fields["calls"] == 1 && e.fields["distinct"] == 8nt, vals)
+        @test only(of_type(evs, "dispatch.summary")).fields["rejected"] == 0
     end
 
     @testset "inactive without the dispatch plugin" begin
