@@ -19,7 +19,7 @@ typedef struct hunt_cli {
 static void usage(FILE *out)
 {
     fputs("usage: jager hunt FILE.jgr [--format text|json] [--min-pct P]\n"
-          "  --min-pct P  hide findings that cost less than P%% of the run (default 1)\n"
+          "  --min-pct P  hide findings that cost less than P% of the run (default 1)\n"
           "Rules and thresholds: docs/hunt.md\n",
           out);
 }

@@ -25,8 +25,8 @@ static void usage(FILE *out)
           "  --threads  one tree per thread\n"
           "  --depth N  show call paths up to N levels deep\n"
           "Columns: calls, total and mean are per call path; p50/p99 are the site's (all paths, from the\n"
-          "exact histogram); %%parent is of the enclosing path (top level: of all threads' time);\n"
-          "GC%% is GC pause time inside the path's spans.\n",
+          "exact histogram); %parent is of the enclosing path (top level: of all threads' time);\n"
+          "GC% is GC pause time inside the path's spans.\n",
           out);
 }
 
