@@ -32,4 +32,8 @@ end
     @test startswith(out, "loaded;false;0.0;")
     @test occursin("Jager: libjager not found; set JAGER_LIB=/path/to/libjager.so", out)
     @test occursin("JAGER_LIB is unset; searched", out)
+    # Both: a wrong JAGER_LIB and no build tree.
+    out = run_without_lib(copy, merge(base, Dict("JAGER_LIB" => "/nonexistent")))
+    @test startswith(out, "loaded;false;0.0;")
+    @test occursin("Jager: libjager not found; set JAGER_LIB=/path/to/libjager.so (JAGER_LIB=/nonexistent: no such file)", out)
 end
