@@ -222,7 +222,9 @@ typedef struct jm_counter {
 /** Events of one type (core or plugin), counted by type name. */
 typedef struct jm_type_count {
     uint16_t type;
-    uint16_t known;         /**< 1: the model interprets this type */
+    uint16_t known;         /**< 1: a core type, or one of the gc/dispatch plugins' (interpreted, or
+                                 known and not needed, like dispatch.summary); 0: a plugin no
+                                 rule knows (hunt reports those generically) */
     const char *name;       /**< schema name, "type#<id>" when the schema lacks it */
     uint64_t count;
 } jm_type_count;
