@@ -19,9 +19,9 @@
  *   - logs by severity, exceptions (span_error) per site with their messages, counters,
  *     drops, marks, every plugin event type counted by name (known or not).
  *
- * One pass is enough: jager_reader_next() absorbs table blocks as they come, ids in
- * events are kept as ids, and stacks, symbols and statistics (written late) are looked up
- * in jm_model_finish(), after the last event — no jager_reader_load_tables() pass, which
+ * One pass is enough: jager_reader_next() absorbs table blocks as they come (strings and
+ * sites resolve when their event arrives), stack ids are kept as ids, and stacks, symbols
+ * and statistics (written late) are looked up in jm_model_finish(), after the last event — no jager_reader_load_tables() pass, which
  * would decompress the file twice.
  *
  * Memory: every table is capped (jm_options); what does not fit is folded into an "other"
