@@ -261,6 +261,46 @@ test('a million-span-class load: merged blocks keep the page small and interacti
   } finally { await context.close(); }
 });
 
+test('several recordings (MPI ranks) share one page, grouped per process', async () => {
+  const r0 = record(join(dir, 'rank0.jgr'), 2000, ['--rank', '0']);
+  const r1 = record(join(dir, 'rank1.jgr'), 3000, ['--rank', '1']);
+  const ranksHtml = join(dir, 'ranks.html');
+  run(CLI, ['report', join(dir, 'rank0.jgr'), join(dir, 'rank1.jgr'), '-o', ranksHtml]);
+  const { page, context, errors } = await open(browser, ranksHtml);
+  try {
+    const kpis = await page.$$eval('.kpi', (ks) => Object.fromEntries(ks.map((k) => [k.querySelector('.k').textContent, k.querySelector('.v').textContent])));
+    assert.equal(Number(kpis.processes), 2);
+    assert.equal(Number(kpis.spans.replace(/\D/g, '')), r0.spans + r1.spans);
+    assert.equal(Number(kpis.threads), 4);
+    const lanes = await page.evaluate(() => J.timeline.lanes.map((l) => [l.proc, l.total, l.procY >= 0]));
+    assert.deepEqual(lanes.map((l) => l[0]), [0, 0, 1, 1]);
+    assert.deepEqual(lanes.map((l) => l[2]), [true, false, true, false], 'one process header above each group');
+    assert.equal(lanes[0][1] + lanes[1][1], r0.spans);
+    assert.equal(lanes[2][1] + lanes[3][1], r1.spans);
+    // Flame graph: one node per process under the root, each as heavy as that process's top spans.
+    const procs = await page.evaluate(() => J.flame.kids[0].map((i) => J.flame.name(i)).sort());
+    assert.equal(procs.length, 2);
+    assert.match(procs[0], /^rank 0 · /);
+    assert.match(procs[1], /^rank 1 · /);
+    // Table: a process column, and each rank's own exact kernel count.
+    const rows = await page.$$eval('#site-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const kernel = rows.filter((r) => r[0] === 'kernel').map((r) => [r[1].slice(0, 6), Number(r[3].replace(/\D/g, ''))]).sort();
+    assert.deepEqual(kernel, [['rank 0', r0.kernel_calls], ['rank 1', r1.kernel_calls]]);
+    // Findings of both ranks, each naming its process.
+    const locs = await page.$$eval('#findings-list li[data-kind="type_instability"] .f-loc', (ls) => ls.map((l) => l.textContent));
+    assert.equal(locs.length, 2);
+    assert.ok(locs.some((l) => /rank 0 · /.test(l)) && locs.some((l) => /rank 1 · /.test(l)), locs.join(' | '));
+    const counters = await page.$$eval('#ct-select option', (os) => os.map((o) => o.textContent));
+    assert.ok(counters.includes('rank 0: gc.live_bytes (bytes)') && counters.includes('rank 1: gc.live_bytes (bytes)'), counters.join(', '));
+    assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
+    assert.deepEqual(errors, []);
+  } finally { await context.close(); }
+  // One unreadable recording: no page at all, rather than a page that silently lacks a process.
+  const res = run(CLI, ['report', join(dir, 'rank0.jgr'), join(dir, 'nope.jgr'), '-o', join(dir, 'none.html')], null);
+  assert.equal(res.status, 2);
+  assert.throws(() => statSync(join(dir, 'none.html')));
+});
+
 test('command line: usage, missing input, unwritable output', () => {
   let r = run(CLI, ['report'], null);
   assert.equal(r.status, 1);

@@ -1,5 +1,8 @@
-/* `jager report FILE.jgr [-o report.html]`: one self-contained HTML page — run overview,
+/* `jager report FILE.jgr... [-o report.html]`: one self-contained HTML page — run overview,
  * findings, a timeline with one lane per thread, a flame graph and a sortable site table.
+ * Several recordings (the ranks or processes of one run) share one page: lanes grouped
+ * per process on a common wall-clock axis, findings ranked together, one flame graph
+ * with a node per process.
  *
  * One pass over the recording feeds both the analysis model (aggregates, call tree,
  * findings) and the timeline data (spans reduced to a drawing budget, see
@@ -20,21 +23,26 @@
 #include "report_timeline.h"
 #include "toolutil.h"
 
+#define REPORT_MAX_INPUTS 4096
+
 typedef struct report_args {
-    const char *input, *output, *title;
+    const char **inputs;
+    size_t ninputs;
+    const char *input, *output, *title; /* input: the first recording */
     rt_opts lod;
     double min_pct;
 } report_args;
 
 static void usage(FILE *out)
 {
-    fputs("usage: jager report FILE.jgr [-o REPORT.html] [options]\n"
+    fputs("usage: jager report FILE.jgr... [-o REPORT.html] [options]\n"
           "\n"
           "Writes one self-contained HTML file (no network access, no external files): run overview,\n"
           "ranked findings, a zoomable timeline per thread with GC pauses, compiles, logs and counters,\n"
-          "a flame graph of the span tree and a sortable per-site table.\n"
+          "a flame graph of the span tree and a sortable per-site table. Several recordings (the ranks\n"
+          "of an MPI run, cooperating processes) go on one page, one group of lanes per process.\n"
           "\n"
-          "  -o, --output FILE   where to write (default: FILE with .html instead of .jgr)\n"
+          "  -o, --output FILE   where to write (default: the first FILE with .html instead of .jgr)\n"
           "  --title TEXT        page title (default: the recorded command line)\n"
           "  --max-spans N       spans drawn exactly on the timeline (default 150000); shorter spans\n"
           "                      beyond it are merged into \"N spans\" blocks. Totals stay exact.\n"
@@ -56,6 +64,8 @@ static int parse_args(int argc, char **argv, report_args *a)
 {
     memset(a, 0, sizeof *a);
     a->min_pct = -1;
+    a->inputs = calloc((size_t)argc, sizeof *a->inputs);
+    if (!a->inputs) { fprintf(stderr, "jager report: out of memory\n"); return -1; }
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -76,8 +86,9 @@ static int parse_args(int argc, char **argv, report_args *a)
             continue;
         }
         if (s[0] == '-' && s[1]) { fprintf(stderr, "jager report: unknown option '%s'\n", s); return -1; }
-        if (a->input) { fprintf(stderr, "jager report: one recording at a time ('%s' and '%s')\n", a->input, s); return -1; }
-        a->input = s;
+        if (a->ninputs >= REPORT_MAX_INPUTS) { fprintf(stderr, "jager report: at most %d recordings\n", REPORT_MAX_INPUTS); return -1; }
+        a->inputs[a->ninputs++] = s;
+        if (!a->input) a->input = s;
     }
     if (!a->input) { fprintf(stderr, "jager report: no recording given\n"); usage(stderr); return -1; }
     return 0;
@@ -119,30 +130,53 @@ static void hex_to_base64(const char *hex, char *out, size_t size)
 
 typedef struct report_ctx {
     const report_args *a;
-    jm_model *m;
-    rt_data *rt;
-    hunt_finding *findings;
-    size_t nfindings;
-    rm_source src;
+    rm_input *in;
+    size_t n;
 } report_ctx;
 
 static int write_data(FILE *out, const report_ctx *c)
 {
-    rt_summary ts;
-    rt_get_summary(c->rt, &ts);
     fprintf(out, "{\"v\":1,\"generator\":\"jager %s\",", jager_version_string());
-    rm_write_run(out, c->m, &ts, &c->src);
+    rm_layout(c->in, c->n);
+    rm_write_runs(out, c->in, c->n);
     fputc(',', out);
-    rm_write_sites(out, c->m);
+    rm_write_sites(out, c->in, c->n);
     fputc(',', out);
-    if (rm_write_tree(out, c->m)) return -1;
+    if (rm_write_tree(out, c->in, c->n)) return -1;
     fputc(',', out);
-    rm_write_table(out, c->m);
+    rm_write_table(out, c->in, c->n);
     fputc(',', out);
-    rm_write_findings(out, c->m, c->findings, c->nfindings);
-    fputc(',', out);
-    if (rt_write_json(c->rt, out, c->m->first_ns, 0)) return -1;
-    fputc('}', out);
+    if (rm_write_findings(out, c->in, c->n)) return -1;
+    /* the timeline: every recording's lanes, counters and strings in one array each */
+    uint32_t str_base = 0;
+    rt_json_ctx *jc = calloc(c->n, sizeof *jc);
+    char(*prefix)[96] = calloc(c->n, sizeof *prefix);
+    if (!jc || !prefix) {
+        free(jc);
+        free(prefix);
+        return -1;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        const rm_input *in = &c->in[i];
+        if (c->n > 1) {
+            if (in->rank) snprintf(prefix[i], sizeof prefix[i], "rank %.32s: ", in->rank);
+            else snprintf(prefix[i], sizeof prefix[i], "process %zu: ", i + 1);
+        }
+        jc[i] = (rt_json_ctx){in->t0, (uint32_t)i, in->site_base, str_base, c->n > 1 ? prefix[i] : NULL};
+        str_base += rt_string_count(in->rt);
+    }
+    int first = 1;
+    fputs(",\"lanes\":[", out);
+    for (size_t i = 0; i < c->n; i++) rt_write_lanes(c->in[i].rt, out, &jc[i], &first);
+    fputs("],\"counters\":[", out);
+    first = 1;
+    for (size_t i = 0; i < c->n; i++) rt_write_counters(c->in[i].rt, out, &jc[i], &first);
+    fputs("],\"strings\":[", out);
+    first = 1;
+    for (size_t i = 0; i < c->n; i++) rt_write_strings(c->in[i].rt, out, &first);
+    fputs("]}", out);
+    free(jc);
+    free(prefix);
     return ferror(out) ? -1 : 0;
 }
 
@@ -169,7 +203,7 @@ static int write_page(FILE *out, const report_ctx *c)
         else if (n == 9 && !memcmp(name, "GENERATOR", 9))
             fprintf(out, "jager %s", jager_version_string());
         else if (n == 5 && !memcmp(name, "TITLE", 5)) {
-            const char *cmd = jager_reader_meta(c->m->reader, "process.command_line");
+            const char *cmd = jager_reader_meta(c->in[0].r, "process.command_line");
             const char *title = c->a->title ? c->a->title : cmd && *cmd ? cmd : c->a->input;
             fputs("Jäger report — ", out);
             tu_html_str(out, title, (size_t)-1);
@@ -186,50 +220,82 @@ static int write_page(FILE *out, const report_ctx *c)
     return ferror(out) ? -1 : 0;
 }
 
+/* Read one recording into \p in: the model, the timeline data and the findings.
+ * \return JAGER_EXIT_OK, JAGER_EXIT_PARTIAL (truncated or corrupt after a good prefix:
+ *         what was read is kept) or JAGER_EXIT_INPUT (unreadable, message printed). */
+static int read_input(rm_input *in, const report_args *a)
+{
+    jager_event ev;
+    int rc;
+    if (!(in->r = tu_open("report", in->path))) return JAGER_EXIT_INPUT;
+    /* Stacks and symbols are written late; read them first so GC findings can name frames. */
+    jager_reader_load_tables(in->r);
+    if (jager_reader_rewind(in->r) != JAGER_OK) {
+        fprintf(stderr, "jager report: %s: %s\n", in->path, jager_reader_error(in->r));
+        return JAGER_EXIT_INPUT;
+    }
+    if (jm_model_new(in->r, NULL, &in->m) != JAGER_OK || !(in->rt = rt_new(in->r, &a->lod))) goto oom;
+    while ((rc = jager_reader_next(in->r, &ev)) > 0)
+        if (jm_model_add(in->m, &ev) != JAGER_OK || rt_add(in->rt, &ev)) goto oom;
+    int code = JAGER_EXIT_OK;
+    if (rc < 0) {
+        jager_reader_info info = {.struct_size = sizeof info};
+        jager_reader_get_info(in->r, &info);
+        code = tu_finish("report", in->path, in->r, rc); /* prints why */
+        if (!info.events && rc != JAGER_E_TRUNCATED) return JAGER_EXIT_INPUT; /* corrupt before any event */
+        code = JAGER_EXIT_PARTIAL;
+        in->truncated = 1;
+        in->read_error = jager_reader_error(in->r);
+    }
+    if (jm_model_finish(in->m) != JAGER_OK || rt_finish(in->rt)) goto oom;
+    hunt_options ho;
+    hunt_options_default(&ho);
+    if (a->min_pct >= 0) ho.min_pct = a->min_pct;
+    if (hunt_run(in->m, &ho, &in->findings, &in->nfindings)) goto oom;
+    return code;
+oom:
+    fprintf(stderr, "jager report: %s: out of memory\n", in->path);
+    return JAGER_EXIT_INPUT;
+}
+
+static void free_input(rm_input *in)
+{
+    hunt_free(in->findings, in->nfindings);
+    rt_free(in->rt);
+    jm_model_free(in->m);
+    jager_reader_close(in->r);
+}
+
 int cmd_report(int argc, char **argv)
 {
     report_args a;
     int pr = parse_args(argc, argv, &a);
-    if (pr) return pr > 0 ? JAGER_EXIT_OK : JAGER_EXIT_USAGE;
-    int exit_code = JAGER_EXIT_INPUT, rc = 0;
+    if (pr) {
+        free(a.inputs);
+        return pr > 0 ? JAGER_EXIT_OK : JAGER_EXIT_USAGE;
+    }
+    int exit_code = JAGER_EXIT_OK;
     char *owned_out = NULL, *tmp = NULL;
     FILE *out = NULL;
-    report_ctx c = {.a = &a};
-    c.src.path = a.input;
-
-    jager_reader *r = tu_open("report", a.input);
-    if (!r) return JAGER_EXIT_INPUT;
+    report_ctx c = {.a = &a, .n = a.ninputs};
+    if (!(c.in = calloc(a.ninputs, sizeof *c.in))) {
+        fprintf(stderr, "jager report: out of memory\n");
+        exit_code = JAGER_EXIT_INPUT;
+        goto done;
+    }
+    for (size_t i = 0; i < a.ninputs; i++) {
+        c.in[i].path = a.inputs[i];
+        int code = read_input(&c.in[i], &a);
+        if (code == JAGER_EXIT_INPUT) { /* a page without one of the recordings would mislead */
+            exit_code = JAGER_EXIT_INPUT;
+            goto done;
+        }
+        if (code > exit_code) exit_code = code;
+    }
     if (!a.output) {
         if (!(owned_out = default_output(a.input))) goto oom;
         a.output = owned_out;
     }
-    /* Stacks and symbols are written late; read them first so GC findings can name frames. */
-    jager_reader_load_tables(r);
-    if (jager_reader_rewind(r) != JAGER_OK) {
-        fprintf(stderr, "jager report: %s: %s\n", a.input, jager_reader_error(r));
-        goto done;
-    }
-    if (jm_model_new(r, NULL, &c.m) != JAGER_OK) goto oom;
-    if (!(c.rt = rt_new(r, &a.lod))) goto oom;
-    jager_event ev;
-    while ((rc = jager_reader_next(r, &ev)) > 0) {
-        if (jm_model_add(c.m, &ev) != JAGER_OK || rt_add(c.rt, &ev)) goto oom;
-    }
-    if (rc < 0) {
-        jager_reader_info info = {.struct_size = sizeof info};
-        jager_reader_get_info(r, &info);
-        if (!info.events && rc != JAGER_E_TRUNCATED) { /* corrupt before any event: just the error */
-            exit_code = tu_finish("report", a.input, r, rc);
-            goto done;
-        }
-        c.src.truncated = 1;
-        c.src.read_error = jager_reader_error(r);
-    }
-    if (jm_model_finish(c.m) != JAGER_OK || rt_finish(c.rt)) goto oom;
-    hunt_options ho;
-    hunt_options_default(&ho);
-    if (a.min_pct >= 0) ho.min_pct = a.min_pct;
-    if (hunt_run(c.m, &ho, &c.findings, &c.nfindings)) goto oom;
 
     /* Write next to the target, then rename: a failed run never leaves half a report. */
     size_t n = strlen(a.output) + 16;
@@ -244,27 +310,24 @@ int cmd_report(int argc, char **argv)
     if (fclose(out) != 0) werr = -1;
     out = NULL;
     if (werr || rename(tmp, a.output) != 0) {
-        fprintf(stderr, "jager report: %s: write failed: %s\n", a.output, strerror(errno));
+        fprintf(stderr, "jager report: %s: write failed: %s\n", a.output, werr && !errno ? "out of memory" : strerror(errno));
         remove(tmp);
         exit_code = JAGER_EXIT_USAGE;
-        goto done;
     }
-    exit_code = tu_finish("report", a.input, r, rc);
     goto done;
 
 oom:
-    fprintf(stderr, "jager report: %s: out of memory\n", a.input);
+    fprintf(stderr, "jager report: out of memory\n");
     exit_code = JAGER_EXIT_INPUT;
 done:
     if (out) {
         fclose(out);
         remove(tmp);
     }
-    hunt_free(c.findings, c.nfindings);
-    rt_free(c.rt);
-    jm_model_free(c.m);
-    jager_reader_close(r);
+    for (size_t i = 0; c.in && i < c.n; i++) free_input(&c.in[i]);
+    free(c.in);
     free(tmp);
     free(owned_out);
+    free(a.inputs);
     return exit_code;
 }

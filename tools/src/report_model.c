@@ -75,21 +75,22 @@ static void write_plugins(FILE *out, const jm_model *m)
     fputc(']', out);
 }
 
-void rm_write_run(FILE *out, const jm_model *m, const rt_summary *ts, const rm_source *src)
+static void write_run(FILE *out, const rm_input *in)
 {
+    const jm_model *m = in->m;
+    rt_summary sum, *ts = &sum;
+    rt_get_summary(in->rt, ts);
     static const char *const host_keys[] = {"host.name", "host", NULL};
     static const char *const cmd_keys[] = {"process.command_line", "process.cmdline", "command_line", NULL};
     static const char *const exe_keys[] = {"process.executable", "process.executable.name", "process.name", NULL};
     static const char *const pid_keys[] = {"process.pid", "pid", NULL};
-    static const char *const rank_keys[] = {"mpi.rank", NULL};
     const jager_reader *r = m->reader;
     const char *host = meta_any(r, host_keys), *exe = meta_any(r, exe_keys), *pid = meta_any(r, pid_keys);
-    const char *rank = meta_any(r, rank_keys);
     char process[512];
     snprintf(process, sizeof process, "%s%s%s", exe ? exe : "", exe && pid ? " · pid " : (pid ? "pid " : ""), pid ? pid : "");
 
-    fputs("\"run\":{\"file\":", out);
-    tu_json_str(out, src->path, (size_t)-1);
+    fputs("{\"file\":", out);
+    tu_json_str(out, in->path, (size_t)-1);
     key_str(out, "host", host);
     key_str(out, "process", process);
     key_str(out, "command_line", meta_any(r, cmd_keys));
@@ -102,9 +103,9 @@ void rm_write_run(FILE *out, const jm_model *m, const rt_summary *ts, const rm_s
     key_u64(out, "threads", m->nthreads);
     key_u64(out, "dropped", m->dropped);
     key_u64(out, "file_bytes", m->info.file_bytes);
-    key_u64(out, "truncated", src->truncated || m->info.truncated);
+    key_u64(out, "truncated", in->truncated || m->info.truncated);
     key_u64(out, "clean_end", m->info.clean_end);
-    if (src->read_error) key_str(out, "read_error", src->read_error);
+    if (in->read_error) key_str(out, "read_error", in->read_error);
     if (m->have_stats && m->stats.span_cost_ns_x1000) {
         key_num(out, "span_cost_ns", m->stats.span_cost_ns_x1000 / 1000.0);
         key_num(out, "overhead_share", m->self_cost_pct / 100.0);
@@ -148,104 +149,202 @@ void rm_write_run(FILE *out, const jm_model *m, const rt_summary *ts, const rm_s
         fputc(']', out);
     }
     fputs("]}", out);
-
-    /* One process per recording; a rank makes the timeline group its lanes under it. */
-    char pname[640];
-    if (rank) snprintf(pname, sizeof pname, "rank %s · %s · %s", rank, host ? host : "?", process);
-    else snprintf(pname, sizeof pname, "%s%s%s", process, host ? " on " : "", host ? host : "");
-    fputs(",\"processes\":[{\"name\":", out);
-    tu_json_str(out, pname, (size_t)-1);
-    if (rank) {
-        fputs(",\"rank\":", out);
-        tu_json_str(out, rank, (size_t)-1);
-    }
-    fputs("}]", out);
 }
 
-void rm_write_sites(FILE *out, const jm_model *m)
+/* The process's display name and rank. */
+static void name_input(rm_input *in)
+{
+    static const char *const host_keys[] = {"host.name", "host", NULL};
+    static const char *const exe_keys[] = {"process.executable", "process.executable.name", "process.name", NULL};
+    static const char *const pid_keys[] = {"process.pid", "pid", NULL};
+    static const char *const rank_keys[] = {"mpi.rank", NULL};
+    const jager_reader *r = in->m->reader;
+    const char *host = meta_any(r, host_keys), *exe = meta_any(r, exe_keys), *pid = meta_any(r, pid_keys);
+    char process[512];
+    snprintf(process, sizeof process, "%s%s%s", exe ? exe : "", exe && pid ? " · pid " : (pid ? "pid " : ""), pid ? pid : "");
+    in->rank = meta_any(r, rank_keys);
+    if (in->rank) snprintf(in->name, sizeof in->name, "rank %s · %s · %s", in->rank, host ? host : "?", process);
+    else snprintf(in->name, sizeof in->name, "%s%s%s", process, host ? " on " : "", host ? host : "");
+}
+
+/* Wall-clock time (UTC ns) of a time on a recording's own clock. */
+static int64_t wall(const jm_model *m, uint64_t t)
+{
+    return (int64_t)m->info.start_unix_ns + ((int64_t)t - (int64_t)m->info.start_ns);
+}
+
+void rm_layout(rm_input *in, size_t n)
+{
+    uint32_t base = 0;
+    int64_t origin = INT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        name_input(&in[i]);
+        in[i].site_base = base;
+        base += in[i].m->nsites > 1 ? in[i].m->nsites - 1 : 0;
+        int64_t w = wall(in[i].m, in[i].m->first_ns);
+        if (w < origin) origin = w;
+    }
+    /* then (other), (unrecorded), and the process nodes of the merged flame graph */
+    for (size_t i = 0; i < n; i++) in[i].proc_site = n > 1 ? base + 3 + (uint32_t)i : 0;
+    for (size_t i = 0; i < n; i++) {
+        const jm_model *m = in[i].m;
+        if (n == 1) { /* on its own, a recording starts at its first event */
+            in[i].t0 = m->first_ns;
+        } else {
+            int64_t t0 = (int64_t)m->first_ns - (wall(m, m->first_ns) - origin);
+            in[i].t0 = t0 > 0 ? (uint64_t)t0 : 0;
+        }
+        uint64_t last = m->first_ns + m->run_ns;
+        in[i].end = last > in[i].t0 ? last - in[i].t0 : 0;
+    }
+}
+
+void rm_write_runs(FILE *out, const rm_input *in, size_t n)
+{
+    uint64_t dur = 0;
+    fputs("\"run\":", out);
+    write_run(out, &in[0]);
+    fputs(",\"runs\":[", out);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputc(',', out);
+        write_run(out, &in[i]);
+        if (in[i].end > dur) dur = in[i].end;
+    }
+    fputs("],\"processes\":[", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{\"name\":" : "{\"name\":", out);
+        tu_json_str(out, in[i].name, (size_t)-1);
+        if (in[i].rank) {
+            fputs(",\"rank\":", out);
+            tu_json_str(out, in[i].rank, (size_t)-1);
+        }
+        fputc('}', out);
+    }
+    fprintf(out, "],\"duration_ns\":%" PRIu64, dur);
+}
+
+void rm_write_sites(FILE *out, const rm_input *in, size_t n)
 {
     fputs("\"sites\":[[\"(root)\",\"\",0]", out);
-    for (uint32_t i = 1; i < m->nsites; i++) {
-        const jm_site *s = &m->sites[i];
+    for (size_t p = 0; p < n; p++) {
+        const jm_model *m = in[p].m;
+        for (uint32_t i = 1; i < m->nsites; i++) {
+            const jm_site *s = &m->sites[i];
+            fputs(",[", out);
+            tu_json_str(out, s->name ? s->name : "?", (size_t)-1);
+            fputc(',', out);
+            tu_json_str(out, s->file ? s->file : "", (size_t)-1);
+            fprintf(out, ",%u]", s->line);
+        }
+    }
+    fputs(",[\"(other)\",\"\",0],[\"(unrecorded)\",\"\",0]", out);
+    for (size_t p = 0; n > 1 && p < n; p++) {
         fputs(",[", out);
-        tu_json_str(out, s->name ? s->name : "?", (size_t)-1);
-        fputc(',', out);
-        tu_json_str(out, s->file ? s->file : "", (size_t)-1);
-        fprintf(out, ",%u]", s->line);
+        tu_json_str(out, in[p].name, (size_t)-1);
+        fputs(",\"\",0]", out);
     }
-    fputs(",[\"(other)\",\"\",0],[\"(unrecorded)\",\"\",0]]", out);
+    fputc(']', out);
 }
 
-/* Tree site id → index into the sites array written above. */
-static uint32_t site_index(const jm_model *m, uint32_t site)
+/* Index in the sites array of site \p site of input \p in (tree pseudo-sites included). */
+static uint32_t site_index(const rm_input *all, size_t n, const rm_input *in, uint32_t site)
 {
-    uint32_t n = m->nsites ? m->nsites : 1;
-    if (site == JM_SITE_OTHER) return n;
-    if (site == JM_SITE_UNRECORDED) return n + 1;
-    return site < n ? site : n;
+    const rm_input *last = &all[n - 1];
+    uint32_t after = last->site_base + (last->m->nsites > 1 ? last->m->nsites - 1 : 0); /* index of the last real site */
+    if (site == JM_SITE_OTHER) return after + 1;
+    if (site == JM_SITE_UNRECORDED) return after + 2;
+    if (site == 0 || site >= in->m->nsites) return after + 1;
+    return in->site_base + site;
 }
 
-int rm_write_tree(FILE *out, const jm_model *m)
+/* One output node of the page's tree. */
+typedef struct out_node {
+    int64_t parent;
+    uint32_t site;
+    uint64_t incl, excl, calls;
+} out_node;
+
+/* Append input \p in's merged tree under output node \p parent (its root is skipped: its
+ * children hang from \p parent), depth-first with parents first. */
+static int append_tree(out_node *o, uint32_t *n, const rm_input *all, size_t nin, const rm_input *in, int64_t parent,
+                       uint32_t *stack, uint32_t *newidx)
 {
-    const jm_tree *t = &m->merged;
-    if (!t->count || !t->nodes) {
-        fputs("\"tree\":{\"p\":[],\"k\":[],\"t\":[],\"s\":[],\"c\":[]}", out);
-        return 0;
-    }
-    /* Depth-first order, parents before children: new index per node, then five columns. */
-    uint32_t *order = malloc(t->count * sizeof *order), *newidx = malloc(t->count * sizeof *newidx),
-             *stack = malloc(t->count * sizeof *stack);
-    if (!order || !newidx || !stack) {
-        free(order);
-        free(newidx);
-        free(stack);
-        return -1;
-    }
-    uint32_t n = 0, top = 0;
-    stack[top++] = 0;
+    const jm_tree *t = &in->m->merged;
+    uint32_t top = 0;
+    newidx[0] = (uint32_t)parent;
+    for (uint32_t c = t->nodes[0].first_child; c != JM_NONE && c < t->count && top < t->count; c = t->nodes[c].next_sibling)
+        stack[top++] = c;
     while (top) {
         uint32_t i = stack[--top];
-        if (i >= t->count) continue;
-        newidx[i] = n;
-        order[n++] = i;
-        for (uint32_t c = t->nodes[i].first_child; c != JM_NONE && c < t->count && top < t->count; c = t->nodes[c].next_sibling)
+        const jm_node *nd = &t->nodes[i];
+        newidx[i] = *n;
+        int64_t pa = nd->parent == JM_NONE || nd->parent >= t->count ? parent : (int64_t)newidx[nd->parent];
+        o[(*n)++] = (out_node){pa, site_index(all, nin, in, nd->site), nd->incl_ns, nd->excl_ns, nd->calls};
+        for (uint32_t c = nd->first_child; c != JM_NONE && c < t->count && top < t->count; c = t->nodes[c].next_sibling)
             stack[top++] = c;
+    }
+    return 0;
+}
+
+int rm_write_tree(FILE *out, const rm_input *in, size_t n)
+{
+    /* One root; with several recordings, one node per process under it. */
+    uint64_t total = 1 + n, maxcount = 1;
+    for (size_t p = 0; p < n; p++) {
+        total += in[p].m->merged.count;
+        if (in[p].m->merged.count > maxcount) maxcount = in[p].m->merged.count;
+    }
+    out_node *o = malloc(total * sizeof *o);
+    uint32_t *stack = malloc(maxcount * sizeof *stack), *newidx = malloc(maxcount * sizeof *newidx);
+    if (!o || !stack || !newidx) {
+        free(o);
+        free(stack);
+        free(newidx);
+        return -1;
+    }
+    uint32_t cnt = 0;
+    o[cnt++] = (out_node){-1, 0, 0, 0, 1};
+    for (size_t p = 0; p < n; p++) {
+        const jm_tree *t = &in[p].m->merged;
+        if (!t->count || !t->nodes) continue;
+        int64_t parent = 0;
+        if (n > 1) {
+            parent = cnt;
+            o[cnt++] = (out_node){0, in[p].proc_site, t->nodes[0].incl_ns, 0, 1};
+        }
+        o[0].incl += t->nodes[0].incl_ns;
+        append_tree(o, &cnt, in, n, &in[p], parent, stack, newidx);
     }
     const char *keys[5] = {"p", "k", "t", "s", "c"};
     fputs("\"tree\":{", out);
     for (int k = 0; k < 5; k++) {
         fprintf(out, k ? "],\"%s\":[" : "\"%s\":[", keys[k]);
-        for (uint32_t j = 0; j < n; j++) {
-            const jm_node *nd = &t->nodes[order[j]];
+        for (uint32_t j = 0; j < cnt; j++) {
             if (j) fputc(',', out);
             switch (k) {
-            case 0:
-                if (nd->parent == JM_NONE || nd->parent >= t->count) fputs("-1", out);
-                else fprintf(out, "%u", newidx[nd->parent]);
-                break;
-            case 1: fprintf(out, "%u", nd->parent == JM_NONE ? 0 : site_index(m, nd->site)); break;
-            case 2: fprintf(out, "%" PRIu64, nd->incl_ns); break;
-            case 3: fprintf(out, "%" PRIu64, nd->excl_ns); break;
-            default: fprintf(out, "%" PRIu64, nd->calls); break;
+            case 0: fprintf(out, "%" PRId64, o[j].parent); break;
+            case 1: fprintf(out, "%u", o[j].site); break;
+            case 2: fprintf(out, "%" PRIu64, o[j].incl); break;
+            case 3: fprintf(out, "%" PRIu64, o[j].excl); break;
+            default: fprintf(out, "%" PRIu64, o[j].calls); break;
             }
         }
     }
     fputs("]}", out);
-    free(order);
-    free(newidx);
+    free(o);
     free(stack);
+    free(newidx);
     return 0;
 }
 
-void rm_write_table(FILE *out, const jm_model *m)
+static void write_table(FILE *out, const rm_input *in, uint32_t proc, int *first)
 {
-    fputs("\"table\":[", out);
-    int first = 1;
+    const jm_model *m = in->m;
     for (uint32_t i = 1; i < m->nsites; i++) {
         const jm_site *s = &m->sites[i];
         if (!s->calls && !s->ev_calls) continue;
-        fprintf(out, "%s{\"k\":%u", first ? "" : ",", i);
-        first = 0;
+        fprintf(out, "%s{\"k\":%u,\"proc\":%u", *first ? "" : ",", in->site_base + i, proc);
+        *first = 0;
         key_u64(out, "calls", s->calls ? s->calls : s->ev_calls);
         key_u64(out, "total", s->calls ? s->total_ns : s->ev_total_ns);
         key_u64(out, "self", s->self_ns);
@@ -262,8 +361,8 @@ void rm_write_table(FILE *out, const jm_model *m)
             const jm_signature *g = &m->signatures[s->sig_first + k];
             int unstable = 0;
             for (uint32_t u = 0; u < s->unstable_count && s->unstable_first + u < m->ninstabilities; u++) {
-                const jm_instability *in = &m->instabilities[s->unstable_first + u];
-                if (in->signature && g->signature && !strcmp(in->signature, g->signature)) unstable = 1;
+                const jm_instability *ui = &m->instabilities[s->unstable_first + u];
+                if (ui->signature && g->signature && !strcmp(ui->signature, g->signature)) unstable = 1;
             }
             fputs(k ? ",[" : "[", out);
             tu_json_str(out, g->signature ? g->signature : "", (size_t)-1);
@@ -271,6 +370,13 @@ void rm_write_table(FILE *out, const jm_model *m)
         }
         fputs("]}", out);
     }
+}
+
+void rm_write_table(FILE *out, const rm_input *in, size_t n)
+{
+    int first = 1;
+    fputs("\"table\":[", out);
+    for (size_t p = 0; p < n; p++) write_table(out, &in[p], (uint32_t)p, &first);
     fputc(']', out);
 }
 
@@ -289,12 +395,37 @@ static void evidence_text(const hunt_evidence *e, char *buf, size_t size)
         if (*p == '_') *p = ' ';
 }
 
-void rm_write_findings(FILE *out, const jm_model *m, const hunt_finding *f, size_t n)
+typedef struct ranked {
+    const hunt_finding *f;
+    uint32_t proc;
+    uint32_t order; /* position in its recording's list, to keep ties stable */
+} ranked;
+
+/* Warnings about a recording (dropped events) first, then by cost, descending. */
+static int ranked_cmp(const void *a, const void *b)
 {
-    (void)m;
+    const ranked *x = a, *y = b;
+    int wx = x->f->kind == HUNT_DROPPED_EVENTS, wy = y->f->kind == HUNT_DROPPED_EVENTS;
+    if (wx != wy) return wy - wx;
+    if (x->f->cost_ns != y->f->cost_ns) return x->f->cost_ns < y->f->cost_ns ? 1 : -1;
+    if (x->order != y->order) return x->order < y->order ? -1 : 1;
+    return x->proc < y->proc ? -1 : x->proc > y->proc;
+}
+
+int rm_write_findings(FILE *out, const rm_input *in, size_t nin)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < nin; p++) n += in[p].nfindings;
+    ranked *all = n ? malloc(n * sizeof *all) : NULL;
+    if (n && !all) return -1;
+    size_t k0 = 0;
+    for (size_t p = 0; p < nin; p++)
+        for (size_t i = 0; i < in[p].nfindings; i++) all[k0++] = (ranked){&in[p].findings[i], (uint32_t)p, (uint32_t)i};
+    /* one recording: hunt's own order; several: merged by cost */
+    if (nin > 1 && n > 1) qsort(all, n, sizeof *all, ranked_cmp);
     fputs("\"findings\":[", out);
     for (size_t i = 0; i < n; i++) {
-        const hunt_finding *h = &f[i];
+        const hunt_finding *h = all[i].f;
         fputs(i ? ",{\"kind\":" : "{\"kind\":", out);
         tu_json_str(out, hunt_kind_name(h->kind), (size_t)-1);
         key_str(out, "severity", h->severity >= 2 ? "problem" : h->severity == 1 ? "warn" : "note");
@@ -304,7 +435,8 @@ void rm_write_findings(FILE *out, const jm_model *m, const hunt_finding *f, size
         key_str(out, "func", h->func);
         key_str(out, "file", h->file);
         key_u64(out, "line", h->line);
-        key_u64(out, "site", h->site);
+        key_u64(out, "site", h->site ? in[all[i].proc].site_base + h->site : 0);
+        key_u64(out, "proc", all[i].proc);
         key_str(out, "hint", h->hint);
         fputs(",\"evidence\":[", out);
         for (uint32_t k = 0; k < h->nevidence && k < HUNT_MAX_EVIDENCE; k++) {
@@ -334,4 +466,6 @@ void rm_write_findings(FILE *out, const jm_model *m, const hunt_finding *f, size
         fputc('}', out);
     }
     fputc(']', out);
+    free(all);
+    return 0;
 }

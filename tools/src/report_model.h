@@ -1,6 +1,11 @@
 /* The parts of the report's data that come from the analysis model (model.h) and the
  * hunt (hunt_rules.h): run overview, sites, the merged call tree, the per-site table and
- * the findings. Written as JSON members into the page's data block. */
+ * the findings. Written as JSON members into the page's data block.
+ *
+ * A page shows one or more recordings (one per process, e.g. the ranks of an MPI run).
+ * Their sites share one array: recording i's site s is at index site_base + s; after
+ * every recording's sites come "(other)", "(unrecorded)" and, with several recordings, one
+ * entry per process that names its node under the flame graph's root. */
 #ifndef JAGER_TOOLS_REPORT_MODEL_H
 #define JAGER_TOOLS_REPORT_MODEL_H
 #include <stdio.h>
@@ -9,21 +14,35 @@
 #include "model.h"
 #include "report_timeline.h"
 
-/** Where the recording came from, for the overview. */
-typedef struct rm_source {
-    const char *path;     /**< the recording's path as given */
-    int truncated;        /**< 1: the pass stopped early (partial report) */
-    const char *read_error; /**< the reader's message when it stopped early, or NULL */
-} rm_source;
+/** One recording of the page, with what was built from it. */
+typedef struct rm_input {
+    const char *path;         /**< as given on the command line */
+    jager_reader *r;
+    jm_model *m;
+    rt_data *rt;
+    hunt_finding *findings;
+    size_t nfindings;
+    int truncated;            /**< 1: the pass stopped early (partial) */
+    const char *read_error;   /**< the reader's message when it stopped early, or NULL */
+    /* Filled by rm_layout(): */
+    char name[640];           /**< "rank 3 · host · exe · pid 12", or "exe · pid 12 on host" */
+    const char *rank;         /**< mpi.rank metadata or NULL */
+    uint32_t site_base;
+    uint32_t proc_site;       /**< site index naming the process (several recordings only) */
+    uint64_t t0;              /**< the page's time origin on this recording's clock */
+    uint64_t end;             /**< its last time, relative to the page's origin */
+} rm_input;
 
-/** `"run":{...},"processes":[...]` (the overview and the process of the lanes). */
-void rm_write_run(FILE *out, const jm_model *m, const rt_summary *ts, const rm_source *src);
-/** `"sites":[[name,file,line],...]`: index = site id, then "(other)" and "(unrecorded)". */
-void rm_write_sites(FILE *out, const jm_model *m);
-/** `"tree":{"p":[],"k":[],"t":[],"s":[],"c":[]}`: the merged tree in depth-first order. \return 0 or -1 (OOM). */
-int rm_write_tree(FILE *out, const jm_model *m);
-/** `"table":[{...}]`: one row per site with calls. */
-void rm_write_table(FILE *out, const jm_model *m);
-/** `"findings":[{...}]`. */
-void rm_write_findings(FILE *out, const jm_model *m, const hunt_finding *f, size_t n);
+/** Names, site bases and a common time origin (wall clock) for \p n inputs. */
+void rm_layout(rm_input *in, size_t n);
+/** `"run":{...},"runs":[...],"processes":[...],"duration_ns":N`. */
+void rm_write_runs(FILE *out, const rm_input *in, size_t n);
+/** `"sites":[[name,file,line],...]`. */
+void rm_write_sites(FILE *out, const rm_input *in, size_t n);
+/** `"tree":{"p":[],"k":[],"t":[],"s":[],"c":[]}`: depth-first, parents first. \return 0 or -1 (OOM). */
+int rm_write_tree(FILE *out, const rm_input *in, size_t n);
+/** `"table":[{...}]`: one row per (process, site) with calls. */
+void rm_write_table(FILE *out, const rm_input *in, size_t n);
+/** `"findings":[{...}]`: every recording's, ranked by cost (warnings about the recording first). \return 0 or -1. */
+int rm_write_findings(FILE *out, const rm_input *in, size_t n);
 #endif

@@ -63,5 +63,21 @@ int rt_write_json(const rt_data *d, FILE *out, uint64_t t0_ns, uint32_t proc);
  */
 int rt_check(const rt_data *d);
 
+/** Where one recording's timeline goes in a page that may hold several (one per process). */
+typedef struct rt_json_ctx {
+    uint64_t t0;                /**< the page's time origin, on this recording's clock */
+    uint32_t proc;              /**< process index of the lanes */
+    uint32_t site_base;         /**< added to site ids (sites of all recordings share one array) */
+    uint32_t str_base;          /**< added to string indices (one string array per page) */
+    const char *counter_prefix; /**< prepended to counter names ("rank 3: "), or NULL */
+} rt_json_ctx;
+/** Lane objects, each preceded by a comma unless *first (then cleared). \return 0 or -1. */
+int rt_write_lanes(const rt_data *d, FILE *out, const rt_json_ctx *c, int *first);
+/** Counter series objects, as rt_write_lanes. */
+int rt_write_counters(const rt_data *d, FILE *out, const rt_json_ctx *c, int *first);
+/** The display strings that lanes index (log bodies, signatures, mark names). */
+int rt_write_strings(const rt_data *d, FILE *out, int *first);
+uint32_t rt_string_count(const rt_data *d);
+
 void rt_free(rt_data *d);
 #endif

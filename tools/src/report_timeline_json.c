@@ -15,7 +15,7 @@ static void put_delta(FILE *out, uint64_t t, uint64_t *prev, int first)
 }
 
 static void write_evlist(FILE *out, const char *key, const rt_evlist *e, uint64_t t0, int with_dur, const char *str_key,
-                         int with_sev)
+                         int with_sev, uint32_t str_base)
 {
     if (!e->n) return;
     uint64_t prev = t0;
@@ -31,13 +31,15 @@ static void write_evlist(FILE *out, const char *key, const rt_evlist *e, uint64_
     }
     if (str_key) {
         fprintf(out, "],\"%s\":[", str_key);
-        for (size_t i = 0; i < e->n; i++) fprintf(out, i ? ",%u" : "%u", e->v[i].str);
+        for (size_t i = 0; i < e->n; i++) fprintf(out, i ? ",%u" : "%u", e->v[i].str + str_base);
     }
     fputs("]}", out);
 }
 
-static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, uint64_t t0, uint32_t proc)
+static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, const rt_json_ctx *c)
 {
+    uint64_t t0 = c->t0;
+    uint32_t proc = c->proc;
     uint64_t os_tid = 0;
     const char *tname = NULL;
     if (d->r) jager_reader_thread(d->r, l->thread, &os_tid, &tname);
@@ -72,7 +74,10 @@ static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, uint64_t t0
         fputs("],\"k\":[", out);
         first = 1;
         for (size_t i = 0; i < l->n; i++)
-            if (l->spans[i].depth == dep && l->spans[i].raw) { fprintf(out, first ? "%u" : ",%u", l->spans[i].site); first = 0; }
+            if (l->spans[i].depth == dep && l->spans[i].raw) {
+                fprintf(out, first ? "%u" : ",%u", l->spans[i].site + c->site_base);
+                first = 0;
+            }
         fputs("]}", out);
     }
     fputs("],\"blocks\":[", out);
@@ -86,7 +91,7 @@ static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, uint64_t t0
             for (size_t i = 0; i < l->nblocks; i++) {
                 const rt_block *b = &l->blocks[i];
                 if (b->depth != (uint32_t)dep) continue;
-                uint64_t v = key == 1 ? b->end - b->start : key == 2 ? b->site : key == 3 ? b->count : b->busy;
+                uint64_t v = key == 1 ? b->end - b->start : key == 2 ? (uint64_t)b->site + c->site_base : key == 3 ? b->count : b->busy;
                 if (key == 0) put_delta(out, b->start, &prev, first);
                 else fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)v);
                 first = 0;
@@ -95,10 +100,10 @@ static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, uint64_t t0
         fputs("]}", out);
     }
     fputs("]", out);
-    write_evlist(out, "gc", &l->gc, t0, 1, NULL, 0);
-    write_evlist(out, "cc", &l->cc, t0, 1, "g", 0);
-    write_evlist(out, "logs", &l->logs, t0, 0, "m", 1);
-    write_evlist(out, "marks", &l->marks, t0, 0, "m", 0);
+    write_evlist(out, "gc", &l->gc, t0, 1, NULL, 0, 0);
+    write_evlist(out, "cc", &l->cc, t0, 1, "g", 0, c->str_base);
+    write_evlist(out, "logs", &l->logs, t0, 0, "m", 1, c->str_base);
+    write_evlist(out, "marks", &l->marks, t0, 0, "m", 0, c->str_base);
     if (l->logs_dropped) fprintf(out, ",\"logs_dropped\":%llu", (unsigned long long)l->logs_dropped);
     fputs("}", out);
     return 0;
@@ -113,7 +118,7 @@ static void put_num(FILE *out, double v, int first)
 
 /* One counter as a series: monotonic counters are per-thread running totals, summed over
  * threads; gauges are taken as they come. Long series are binned (last value, min, max). */
-static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint64_t t0)
+static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint64_t t0, const char *prefix)
 {
     const char *name = NULL, *unit = NULL;
     uint32_t kind = JAGER_COUNTER_GAUGE;
@@ -123,9 +128,11 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint
     } else if (d->r) {
         jager_reader_counter(d->r, c->id, &name, &unit, &kind);
     }
+    char label[512];
+    if (name) snprintf(label, sizeof label, "%s%s", prefix ? prefix : "", name);
+    else snprintf(label, sizeof label, "%scounter %u", prefix ? prefix : "", c->id);
     fputs("{\"name\":", out);
-    if (name) tu_json_str(out, name, (size_t)-1);
-    else fprintf(out, "\"counter %u\"", c->id);
+    tu_json_str(out, label, (size_t)-1);
     fputs(",\"unit\":", out);
     tu_json_str(out, unit ? unit : "", (size_t)-1);
     fprintf(out, ",\"kind\":\"%s\"", kind == JAGER_COUNTER_MONOTONIC ? "monotonic" : "gauge");
@@ -183,30 +190,53 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint
     fputs("}", out);
 }
 
-int rt_write_json(const rt_data *d, FILE *out, uint64_t t0, uint32_t proc)
+int rt_write_lanes(const rt_data *d, FILE *out, const rt_json_ctx *c, int *first)
 {
-    fputs("\"lanes\":[", out);
-    int first = 1;
     for (size_t i = 0; i < d->nlanes; i++) {
         const rt_lane *l = d->lanes[i];
         if (!l) continue;
-        if (!first) fputc(',', out);
-        first = 0;
-        write_lane(d, l, out, t0, proc);
+        if (!*first) fputc(',', out);
+        *first = 0;
+        write_lane(d, l, out, c);
     }
-    fputs("],\"counters\":[", out);
-    first = 1;
+    return ferror(out) ? -1 : 0;
+}
+
+int rt_write_counters(const rt_data *d, FILE *out, const rt_json_ctx *c, int *first)
+{
     for (size_t i = 0; i < d->ncounters; i++) {
         if (!d->counters[i].n) continue;
-        if (!first) fputc(',', out);
-        first = 0;
-        write_counter(d, &d->counters[i], out, t0);
+        if (!*first) fputc(',', out);
+        *first = 0;
+        write_counter(d, &d->counters[i], out, c->t0, c->counter_prefix);
     }
-    fputs("],\"strings\":[", out);
+    return ferror(out) ? -1 : 0;
+}
+
+int rt_write_strings(const rt_data *d, FILE *out, int *first)
+{
     for (size_t i = 0; i < d->strings.n; i++) {
-        if (i) fputc(',', out);
+        if (!*first) fputc(',', out);
+        *first = 0;
         tu_json_str(out, d->strings.v[i].s, d->strings.v[i].len);
     }
+    return ferror(out) ? -1 : 0;
+}
+
+uint32_t rt_string_count(const rt_data *d) { return (uint32_t)d->strings.n; }
+
+int rt_write_json(const rt_data *d, FILE *out, uint64_t t0, uint32_t proc)
+{
+    rt_json_ctx c = {.t0 = t0, .proc = proc};
+    int first = 1;
+    fputs("\"lanes\":[", out);
+    rt_write_lanes(d, out, &c, &first);
+    fputs("],\"counters\":[", out);
+    first = 1;
+    rt_write_counters(d, out, &c, &first);
+    fputs("],\"strings\":[", out);
+    first = 1;
+    rt_write_strings(d, out, &first);
     fputs("]", out);
     return ferror(out) ? -1 : 0;
 }

@@ -40,10 +40,20 @@ J.fmtPct = function (f) { return isFinite(f) ? (f * 100).toFixed(f < 0.1 ? 1 : 0
  * orange stays reserved for GC pauses, violet for compiles, pink for search hits. */
 J.PALETTE = ['#8fbce6', '#7fcdc4', '#a8d5a2', '#e9d18c', '#a7c4ef', '#93d0b4', '#c9dea0', '#b9cde6',
   '#86c5da', '#d8e2a4', '#9fb8d8', '#a4dcc8', '#e3c99a', '#b3d7e8', '#bfe0b5', '#c3c9ea'];
-J.siteColor = function (site) {
-  var h = Math.imul(site + 1, 2654435761) >>> 0;
-  return J.PALETTE[(h >>> 7) % J.PALETTE.length];
-};
+J.siteColor = (function () {
+  var cache = [];
+  return function (site) {
+    var c = cache[site];
+    if (c) return c;
+    /* by name, so that one function has one colour in every process of the page */
+    var s = J.data && J.data.sites && J.data.sites[site], h = 2166136261;
+    if (s) for (var i = 0; i < s[0].length; i++) h = Math.imul(h ^ s[0].charCodeAt(i), 16777619);
+    else h = Math.imul(site + 1, 2654435761);
+    c = J.PALETTE[((h >>> 0) >>> 7) % J.PALETTE.length];
+    cache[site] = c;
+    return c;
+  };
+})();
 
 /** Undo the per-array delta encoding the C side uses for sorted start times. */
 J.undelta = function (a) {

@@ -1,8 +1,9 @@
 /* Run overview (key figures and metadata) and the ranked findings. */
 'use strict';
 J.renderOverview = function (data) {
-  var run = data.run || {};
-  var title = run.command_line || run.process || 'recording';
+  var runs = data.runs || [data.run || {}], run = runs[0] || {}, procs = data.processes || [];
+  function sum(key) { return runs.reduce(function (a, r) { return a + (r[key] || 0); }, 0); }
+  var title = runs.length > 1 ? runs.length + ' processes · ' + (run.command_line || run.process || '') : (run.command_line || run.process || 'recording');
   document.getElementById('top-title').textContent = title;
 
   var kpis = document.getElementById('kpis');
@@ -12,18 +13,19 @@ J.renderOverview = function (data) {
     box.appendChild(J.el('div', 'k', label));
     kpis.appendChild(box);
   }
-  kpi('duration', J.fmtNs(run.duration_ns || 0));
-  kpi('spans', J.fmtInt(run.spans_total || 0));
-  kpi('events in file', J.fmtInt(run.events || 0));
+  kpi('duration', J.fmtNs(data.duration_ns || run.duration_ns || 0));
+  if (runs.length > 1) kpi('processes', J.fmtInt(runs.length));
+  kpi('spans', J.fmtInt(sum('spans_total')));
+  kpi('events in file' + (runs.length > 1 ? 's' : ''), J.fmtInt(sum('events')));
   kpi('threads', J.fmtInt((data.lanes || []).length));
   kpi('sites with calls', J.fmtInt((data.table || []).length));
-  if (run.gc_pauses) kpi('GC pauses · ' + J.fmtNs(run.gc_ns || 0), J.fmtInt(run.gc_pauses));
-  if (run.compiles) kpi('compiles · ' + J.fmtNs(run.compile_ns || 0), J.fmtInt(run.compiles));
-  kpi('events dropped', J.fmtInt(run.dropped || 0), (run.dropped || 0) > 0);
+  if (sum('gc_pauses')) kpi('GC pauses · ' + J.fmtNs(sum('gc_ns')), J.fmtInt(sum('gc_pauses')));
+  if (sum('compiles')) kpi('compiles · ' + J.fmtNs(sum('compile_ns')), J.fmtInt(sum('compiles')));
+  kpi('events dropped', J.fmtInt(sum('dropped')), sum('dropped') > 0);
   if (run.span_cost_ns) kpi('cost per span', J.fmtNs(run.span_cost_ns));
-  if (run.overhead_share !== undefined) kpi('instrumentation cost (est.)', J.fmtPct(run.overhead_share), run.overhead_share > 0.05);
-  if (run.file_bytes) kpi('file size', J.fmtBytes(run.file_bytes));
-  if (run.truncated) kpi('file ends early', 'partial', true);
+  if (runs.length === 1 && run.overhead_share !== undefined) kpi('instrumentation cost (est.)', J.fmtPct(run.overhead_share), run.overhead_share > 0.05);
+  if (sum('file_bytes')) kpi('file size', J.fmtBytes(sum('file_bytes')));
+  if (sum('truncated')) kpi('file ends early', 'partial', true);
 
   var meta = document.getElementById('meta');
   function row(k, v, into) {
@@ -31,26 +33,38 @@ J.renderOverview = function (data) {
     (into || meta).appendChild(J.el('dt', null, k));
     (into || meta).appendChild(J.el('dd', null, v));
   }
-  row('host', run.host);
-  row('process', run.process);
-  row('command line', run.command_line);
-  if (run.start_unix_ns) row('started (UTC)', new Date(run.start_unix_ns / 1e6).toISOString().replace('T', ' ').replace('Z', ''));
-  row('plugins', (run.plugins || []).join(', ') || 'none');
-  if (run.drops && run.drops.length)
-    row('drops by reason', run.drops.map(function (d) { return d[0] + ': ' + J.fmtInt(d[1]); }).join(', '));
-  if (run.read_error) row('read error', run.read_error);
-  row('file', run.file);
-  if (run.lod) row('timeline detail', run.lod);
-  /* every metadata entry, folded away: most are for the curious */
-  var m = run.meta || [];
-  if (m.length) {
-    var det = J.el('details', 'all-meta'), sum = J.el('summary', null, 'all metadata (' + m.length + ' entries)');
-    var dl = J.el('dl', 'meta');
-    det.appendChild(sum);
-    det.appendChild(dl);
-    for (var i = 0; i < m.length; i++) row(m[i][0], m[i][1], dl);
-    meta.parentNode.appendChild(det);
-  }
+  if (runs.length > 1) row('processes', procs.map(function (p) { return p.name; }).join('\n'));
+  runs.forEach(function (r, i) {
+    var dl = meta;
+    if (runs.length > 1) { /* one folded block per process */
+      var det = J.el('details', 'all-meta'), sum2 = J.el('summary', null, (procs[i] || {}).name || r.file);
+      dl = J.el('dl', 'meta');
+      det.appendChild(sum2);
+      det.appendChild(dl);
+      meta.parentNode.appendChild(det);
+    }
+    row('host', r.host, dl);
+    row('process', r.process, dl);
+    row('command line', r.command_line, dl);
+    if (r.start_unix_ns) row('started (UTC)', new Date(r.start_unix_ns / 1e6).toISOString().replace('T', ' ').replace('Z', ''), dl);
+    row('plugins', (r.plugins || []).join(', ') || 'none', dl);
+    if (r.drops && r.drops.length)
+      row('drops by reason', r.drops.map(function (d) { return d[0] + ': ' + J.fmtInt(d[1]); }).join(', '), dl);
+    if (r.read_error) row('read error', r.read_error, dl);
+    row('file', r.file, dl);
+    if (r.lod) row('timeline detail', r.lod, dl);
+    if (runs.length > 1 && r.overhead_share !== undefined) row('instrumentation cost (est.)', J.fmtPct(r.overhead_share), dl);
+    /* every metadata entry, folded away: most are for the curious */
+    var m = r.meta || [];
+    if (m.length) {
+      var det2 = J.el('details', 'all-meta'), s2 = J.el('summary', null, 'all metadata (' + m.length + ' entries)');
+      var dl2 = J.el('dl', 'meta');
+      det2.appendChild(s2);
+      det2.appendChild(dl2);
+      for (var k = 0; k < m.length; k++) row(m[k][0], m[k][1], dl2);
+      (runs.length > 1 ? dl.parentNode : meta.parentNode).appendChild(det2);
+    }
+  });
 };
 
 J.renderFindings = function (data) {
@@ -75,9 +89,10 @@ J.renderFindings = function (data) {
     if (f.share !== undefined && f.share !== null) cost.push(J.fmtPct(f.share) + ' of the run');
     if (cost.length) head.appendChild(J.el('span', 'f-cost', cost.join(' · ')));
     li.appendChild(head);
-    if (f.func || f.file) {
-      var loc = (f.func || '') + (f.file ? '  ' + f.file + (f.line ? ':' + f.line : '') : '');
-      li.appendChild(J.el('div', 'f-loc', loc));
+    var procName = (data.processes || []).length > 1 && data.processes[f.proc] ? data.processes[f.proc].name : '';
+    if (f.func || f.file || procName) {
+      var loc = (f.func || '') + (f.file ? '  ' + f.file + (f.line ? ':' + f.line : '') : '') + (procName ? '  ·  ' + procName : '');
+      li.appendChild(J.el('div', 'f-loc', loc.trim()));
     }
     var ev = f.evidence;
     if (ev && ev.length) li.appendChild(J.el('p', 'f-evidence', Array.isArray(ev) ? ev.join(' · ') : ev));

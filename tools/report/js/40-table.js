@@ -4,13 +4,13 @@ J.SiteTable = function (data) {
   var self = this;
   this.sites = data.sites || [];
   this.rows = (data.table || []).slice();
-  this.totalRun = Math.max(1, (data.run && data.run.duration_ns) || 1);
   var maxTotal = 1;
   this.rows.forEach(function (r) { if (r.total > maxTotal) maxTotal = r.total; });
   this.maxTotal = maxTotal;
   var S = function (r) { return self.sites[r.k] || []; };
   this.cols = [
     { key: 'name', label: 'Site', cls: 'name', get: function (r) { return S(r)[0] || ''; }, text: true },
+    { key: 'proc', label: 'Process', cls: 'loc', get: function (r) { var p = (data.processes || [])[r.proc || 0]; return p ? p.name : ''; }, text: true },
     { key: 'loc', label: 'Location', cls: 'loc', get: function (r) { var s = S(r); return s[1] ? s[1] + (s[2] ? ':' + s[2] : '') : ''; }, text: true },
     { key: 'calls', label: 'Calls', get: function (r) { return r.calls; }, fmt: J.fmtInt },
     { key: 'total', label: 'Total', get: function (r) { return r.total; }, fmt: J.fmtNs, bar: true },
@@ -24,6 +24,8 @@ J.SiteTable = function (data) {
     { key: 'errors', label: 'Errors', get: function (r) { return r.errors || 0; }, fmt: J.fmtInt },
     { key: 'sigs', label: 'Signatures', cls: 'sigs', get: function (r) { return (r.sigs || []).length; }, sigs: true }
   ];
+  /* the process column only when the page holds several */
+  if (!((data.processes || []).length > 1)) this.cols = this.cols.filter(function (c) { return c.key !== 'proc'; });
   this.sortKey = 'total';
   this.sortDir = -1;
   this.table = document.getElementById('site-table');
