@@ -53,4 +53,4 @@ end
 Send the dispatch sensor's pending work to the plugin now (verdicts, counts, compile
 events, census) instead of at `Jager.stop()`. A no-op when the sensor is inactive.
 """
-dispatch_drain() = DispatchSensor.drain!()
+dispatch_drain() = DispatchSensor.drain_now()

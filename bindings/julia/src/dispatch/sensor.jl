@@ -86,6 +86,7 @@ function warm_up()
     precompile(on_flush, ())
     precompile(without_capture, (Function,))
     precompile(pause_capture!, (Int,))
+    precompile(drain_now, ())
     precompile(watch, (Function,))
     return nothing
 end
@@ -167,6 +168,14 @@ function on_flush()
         Base.invokelatest(guarded_drain)
     end
     return nothing
+end
+
+"Jager.dispatch_drain(): a drain now, outside compile capture like the hooks."
+function drain_now()
+    SENSOR.active || return drain!()
+    return without_capture() do
+        Base.invokelatest(drain!, false)
+    end
 end
 
 function guarded_drain(final::Bool = false)
