@@ -134,17 +134,18 @@ end
 
 function new_signature(site::UInt32, @nospecialize(sig::Type))
     try
-        text = ""
+        # The ccall stays under the lock: deactivate! (before jager_shutdown unloads the
+        # plugin) takes it too, so no thread can call into an unloaded table.
         lock(LOCK)
         try
             SENSOR.active || return nothing
             text = sig_text(sig)
             push!(PENDING, (site, sig))
             push!(SITES, site)
+            ccall(SENSOR.signature_seen, Int32, (UInt32, Cstring), site, text)
         finally
             unlock(LOCK)
         end
-        ccall(SENSOR.signature_seen, Int32, (UInt32, Cstring), site, text)
     catch e
         say_once(:hook, "new-signature hook failed: $(sprint(showerror, e))")
     end
