@@ -225,6 +225,21 @@ static void test_event_contents(void **state)
             assert_int_equal(p->fields[1], 4096);
             assert_int_equal(p->fields[2], ex.stack);
             assert_int_equal(p->fields[3], (p->fields[0] - 1000) & 1);
+            /* generically, as a tool that never saw this plugin would: fields by name */
+            const jager_type_desc *td = jager_reader_type(r, ev.type);
+            assert_non_null(td);
+            assert_int_equal(ev.rec->words, 2 + td->nfields);
+            for (uint32_t f = 0; f < td->nfields; f++) {
+                if (!strcmp(td->fields[f].name, "bytes")) {
+                    assert_int_equal(td->fields[f].kind, JAGER_FIELD_BYTES);
+                    assert_int_equal(p->fields[f], 4096);
+                } else if (td->fields[f].kind == JAGER_FIELD_STACK) {
+                    const uint64_t *ips;
+                    uint32_t depth;
+                    assert_int_equal(jager_reader_stack(r, p->fields[f], &ips, &depth), JAGER_OK);
+                    assert_int_equal(depth, 3);
+                }
+            }
             plugin++;
         } else if (ev.type == JAGER_EV_LOG) {
             const char *body;
