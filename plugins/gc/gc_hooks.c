@@ -140,6 +140,9 @@ static void on_post(gc_state *st, int collection)
     gc_queue_publish(&st->q, ticket);
     atomic_fetch_add_explicit(&st->seen, 1, memory_order_relaxed);
     atomic_store_explicit(&f->owner, 0, memory_order_release);
+    /* The world runs again: have the plugin thread intern and emit the pause now, so it
+     * is in the stack table before the binding's next symbolize. */
+    gc_thread_wake(st);
 }
 
 /* ---- the entry points Julia calls ------------------------------------------------------- */

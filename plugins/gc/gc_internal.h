@@ -134,6 +134,7 @@ typedef struct gc_state {
     gc_julia jl;
     uint16_t t_pause, t_site_time, t_sample;
     uint32_t depth, interval_ms, queue_cap;
+    uint32_t eager;              /* 1: drain right after each collection (JAGER_GC_EAGER) */
     uintptr_t own_lo, own_hi; /* the plugin's own code: its frames are cut from stacks */
 
     gc_queue q;
@@ -147,9 +148,8 @@ typedef struct gc_state {
     /* the plugin thread */
     pthread_t thread;
     int thread_running;
-    pthread_mutex_t wake_lock;
-    pthread_cond_t wake;
-    int stop_requested;            /* under wake_lock */
+    int wake_fd;                   /* eventfd: a finished pause or a stop request wakes the thread */
+    _Atomic(int) stop_requested;
     int statm_fd;
 
     /* the drain side (plugin thread, collector's flush, stop), under drain_lock */
@@ -194,5 +194,7 @@ void gc_drain_free(gc_state *st);
 jager_status gc_thread_start(gc_state *st);
 /** Ask it to stop and join it. Idempotent. */
 void gc_thread_stop(gc_state *st);
+/** Wake the thread to drain now (from a GC callback: one write(2), no lock, no allocation). */
+void gc_thread_wake(gc_state *st);
 
 #endif

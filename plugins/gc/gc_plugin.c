@@ -51,6 +51,7 @@ static const jager_option_desc gc_options[] = {
     {"depth", "int", "64", "frames kept of each collection's triggering stack (0 = no stacks, at most 128)"},
     {"interval_ms", "int", "10", "period of gc.sample and of moving pauses into the recording"},
     {"queue", "int", "256", "pauses buffered between drains (a power of two); more are lost and counted"},
+    {"eager", "bool", "1", "move each pause into the recording right after its collection (0: every interval_ms only)"},
 };
 
 /* An unsigned option in [lo, hi], else the default (a malformed value is reported). */
@@ -77,6 +78,7 @@ static jager_status gc_init(const jager_host_api *host, jager_plugin_handle *sel
     st->host = host;
     st->self = self;
     st->statm_fd = -1;
+    st->wake_fd = -1;
     if (!gc_julia_find(&st->jl)) {
         host->log(self, JAGER_DIAG_INFO,
                   "not a Julia process (jl_gc_set_cb_pre_gc not found): no GC events will be recorded");
@@ -86,6 +88,7 @@ static jager_status gc_init(const jager_host_api *host, jager_plugin_handle *sel
     st->depth = option_u32(st, "depth", GC_DEFAULT_DEPTH, 0, GC_MAX_DEPTH);
     st->interval_ms = option_u32(st, "interval_ms", GC_DEFAULT_INTERVAL_MS, 1, 60000);
     st->queue_cap = option_u32(st, "queue", GC_DEFAULT_QUEUE, 2, 65536);
+    st->eager = option_u32(st, "eager", 1, 0, 1);
     if (st->queue_cap & (st->queue_cap - 1)) {
         uint32_t c = 2;
         while (c < st->queue_cap) c *= 2;
@@ -150,6 +153,8 @@ static void gc_shutdown(void *state)
     gc_drain_free(st);
     if (st->statm_fd >= 0) close(st->statm_fd);
     st->statm_fd = -1;
+    if (st->wake_fd >= 0) close(st->wake_fd);
+    st->wake_fd = -1;
     pthread_mutex_destroy(&st->drain_lock);
     st->host = NULL;
 }

@@ -373,6 +373,7 @@ static void test_full_queue_loses_and_counts(void **unused)
 {
     (void)unused;
     setenv("JAGER_GC_QUEUE", "2", 1);
+    setenv("JAGER_GC_EAGER", "0", 1);
     setenv("JAGER_GC_INTERVAL_MS", "60000", 1); /* the thread drains once at start, then sleeps */
     run r;
     run_start(&r, 1);
@@ -385,6 +386,7 @@ static void test_full_queue_loses_and_counts(void **unused)
     assert_int_equal(unpaired, 0);
     run_end(&r);
     unsetenv("JAGER_GC_QUEUE");
+    unsetenv("JAGER_GC_EAGER");
     unsetenv("JAGER_GC_INTERVAL_MS");
     assert_int_equal(count(&r, r.t_pause), 2);
     assert_int_equal(diag_count(&r, "3 GC pauses lost"), 1);
@@ -412,6 +414,26 @@ static void test_small_queue_wraps_without_loss(void **unused)
     assert_int_equal(pauses, 20);
     assert_int_equal(count(&r, r.t_pause), 20);
     for (size_t i = 0; i < 20; i++) assert_int_equal(pause_at(&r, i)->fields[P_REQUESTED], i % 3);
+}
+
+static void test_eager_drain_interns_right_after_the_collection(void **unused)
+{
+    (void)unused;
+    setenv("JAGER_GC_INTERVAL_MS", "60000", 1); /* no periodic drain: only the wake-up */
+    run r;
+    run_start(&r, 1);
+    tu_sleep_ns(20 * MS);
+    uint64_t stacks0 = jg_stack_count();
+    gc_test_allocating_function(0, 0, 0, MS / 10);
+    int interned = 0;
+    for (int k = 0; k < 2000 && !interned; k++) {
+        interned = jg_stack_count() > stacks0;
+        if (!interned) tu_sleep_ns(MS / 10);
+    }
+    assert_true(interned); /* the stack is in the table without any flush */
+    run_end(&r);
+    unsetenv("JAGER_GC_INTERVAL_MS");
+    assert_int_equal(count(&r, r.t_pause), 1);
 }
 
 static void test_samples_follow_the_runtime(void **unused)
@@ -467,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_unhook_at_shutdown_late_callbacks_harmless),
         cmocka_unit_test(test_full_queue_loses_and_counts),
         cmocka_unit_test(test_small_queue_wraps_without_loss),
+        cmocka_unit_test(test_eager_drain_interns_right_after_the_collection),
         cmocka_unit_test(test_samples_follow_the_runtime),
         cmocka_unit_test(test_options_depth_zero_and_malformed),
     };
