@@ -650,6 +650,13 @@ static int write_direct(file_sink *fs, uint32_t thread, const uint8_t *data, siz
     return 0;
 }
 
+/*
+ * Accept a batch: its records join the thread's pending block, which is written when it
+ * is full (and older blocks when they are due). Returns non-zero only when some of the
+ * batch's records are neither written nor pending (the core then counts the batch as
+ * dropped): after a sticky I/O failure, or when memory ran out for them. Pending records
+ * whose block could not be written yet for lack of memory stay pending and are retried.
+ */
 static jager_status fs_write(void *ctx, const jager_batch *b)
 {
     file_sink *fs = ctx;
@@ -663,51 +670,43 @@ static jager_status fs_write(void *ctx, const jager_batch *b)
         off += (size_t)r->words * 8u;
     }
 
+    int lost = 0;
     fs_pending *p = pending_for(fs, b->thread);
-    if (!p) {
-        int rc = write_direct(fs, b->thread, b->data, b->bytes);
-        return (fs_sync(fs) != 0 || rc != 0) ? JAGER_E_IO : JAGER_OK;
-    }
-    const size_t room_max = JG_BLOCK_TARGET;
     size_t off = 0;
-    while (off < b->bytes) {
+    while (p && off < b->bytes) {
         /* the longest run of whole records that fits in this thread's block */
         size_t start = off;
         uint64_t n = 0;
         while (off < b->bytes) {
             size_t sz = (size_t)((const jager_record *)(b->data + off))->words * 8u;
-            if (p->len + (off - start) + sz > room_max) break;
+            if (p->len + (off - start) + sz > JG_BLOCK_TARGET) break;
             off += sz;
             n++;
         }
-        if (!n && !p->events) { /* cannot happen (records ≤ 64 KiB), but never spin */
-            if (write_direct(fs, b->thread, b->data + off, b->bytes - off) != 0) goto io_error;
+        if (n && pending_append(fs, p, b->data + start, off - start) != 0) {
+            off = start; /* out of memory: the rest goes out directly below */
             break;
         }
         if (n) {
             if (!p->events && !fs->oldest_pending_ns) fs->oldest_pending_ns = jager_now_ns();
-            if (pending_append(fs, p, b->data + start, off - start) != 0) {
-                /* out of memory: write what is pending, then this batch's rest directly */
-                off = start;
-                if (emit_pending(fs, b->thread) != 0) goto io_error;
-                if (write_direct(fs, b->thread, b->data + off, b->bytes - off) != 0) goto io_error;
-                break;
-            }
             p->events += n;
             fs->pending_bytes += off - start;
         }
-        if (off < b->bytes || p->len + 64 > room_max)
-            if (emit_pending(fs, b->thread) != 0) goto io_error;
+        if ((off < b->bytes || p->len + 64 > JG_BLOCK_TARGET) && emit_pending(fs, b->thread) != 0)
+            break; /* the block stays pending; the rest is retried below */
+        if (!n && !p->events) break; /* cannot happen (records are ≤ 64 KiB); never spin */
+    }
+    if (off < b->bytes) { /* the thread's pending records first, to keep its order */
+        if ((p && p->events && emit_pending(fs, b->thread) != 0) ||
+            write_direct(fs, b->thread, b->data + off, b->bytes - off) != 0)
+            lost = 1;
     }
     if (fs->pending_bytes > JG_FILE_MAX_PENDING ||
         (fs->oldest_pending_ns && jager_now_ns() - fs->oldest_pending_ns > JG_FILE_MAX_DELAY_NS))
-        if (emit_all_pending(fs) != 0) goto io_error;
-    if (fs_sync(fs) != 0) return JAGER_E_IO;
-    return JAGER_OK;
-
-io_error:
+        (void)emit_all_pending(fs); /* a failure keeps them pending (or is sticky) */
     fs_sync(fs);
-    return JAGER_E_IO;
+    if (fs->failed) return JAGER_E_IO;
+    return lost ? JAGER_E_NOMEM : JAGER_OK;
 }
 
 /* Always OK: a failure is sticky inside the sink and every later write reports it, so

@@ -284,6 +284,9 @@ static uint64_t in_available(jager_reader *r, uint64_t off)
     return off < end ? end - off : 0;
 }
 
+/** The status for an input error: out of memory or I/O. */
+static int in_status(const jager_reader *r) { return r->in_errno == ENOMEM ? JAGER_E_NOMEM : JAGER_E_IO; }
+
 /** The error for an in_get that returned NULL inside a frame. */
 static int in_fail(jager_reader *r, uint64_t off)
 {
@@ -1041,7 +1044,7 @@ static int advance(jager_reader *r)
         r->frame_base = r->pos;
         if (r->after_end) {
             if (in_get(r, r->pos, 1) || r->in_errno)
-                return r->state = fail(r, r->in_errno ? JAGER_E_IO : JAGER_E_FORMAT, "data after the END block");
+                return r->state = r->in_errno ? in_fail(r, r->pos) : fail(r, JAGER_E_FORMAT, "data after the END block");
             r->state = 1;
             return 0;
         }
@@ -1110,7 +1113,7 @@ static jager_status read_preamble(jager_reader *r)
     r->frame_base = 0;
     const uint8_t *p = in_get(r, 0, 8);
     if (!p) {
-        if (r->in_errno) return fail(r, JAGER_E_IO, "read failed: %s", strerror(r->in_errno));
+        if (r->in_errno) return fail(r, in_status(r), "read failed: %s", strerror(r->in_errno));
         return fail(r, JAGER_E_FORMAT, "not a .jgr recording (%llu bytes, shorter than the preamble)",
                     (unsigned long long)in_available(r, 0));
     }
@@ -1120,7 +1123,7 @@ static jager_status read_preamble(jager_reader *r)
     if (size < JG_FILE_PREAMBLE_DATA || size > JG_FILE_PREAMBLE_MAX_DATA)
         return fail(r, JAGER_E_FORMAT, "not a .jgr recording (preamble of %u bytes)", size);
     if (!(p = in_get(r, 0, 8 + (size_t)size))) {
-        if (r->in_errno) return fail(r, JAGER_E_IO, "read failed: %s", strerror(r->in_errno));
+        if (r->in_errno) return fail(r, in_status(r), "read failed: %s", strerror(r->in_errno));
         return fail(r, JAGER_E_FORMAT, "not a .jgr recording (file ends inside the preamble)");
     }
     if (memcmp(p + 8, JG_FILE_MAGIC, JG_FILE_MAGIC_LEN) != 0)
