@@ -486,6 +486,138 @@ static void test_frame_level_errors(void **state)
     free(b.d);
 }
 
+static void sym(buf *b, uint64_t ip, uint32_t depth, uint32_t line, uint32_t func)
+{
+    u64(b, ip);
+    u32(b, depth);
+    u32(b, line);
+    u32(b, func);
+    u32(b, 2);
+}
+
+static void stats_part(buf *f, uint32_t flags, uint32_t site, uint64_t calls_site1, int with_core)
+{
+    buf b = {0};
+    u32(&b, flags);
+    u32(&b, with_core ? 16 : 0);
+    for (int i = 0; with_core && i < 16; i++) u64(&b, (uint64_t)i + 100);
+    u32(&b, 3); /* covers sites 1 and 2 */
+    u32(&b, 1);
+    u32(&b, site);
+    u32(&b, 10); /* one value more than 1.0 knows: ignored */
+    u32(&b, 2);
+    for (uint64_t v = 0; v < 10; v++) u64(&b, v == 0 ? calls_site1 : v);
+    u32(&b, 3);
+    u64(&b, 7);
+    u32(&b, 191);
+    u64(&b, 1);
+    frame(f, 10, &b);
+    free(b.d);
+}
+
+/* Stacks, symbols (out of order, inline frames, duplicates), counters and a statistics
+ * set in two parts, hand-made. */
+static void test_tables_hand_made(void **state)
+{
+    (void)state;
+    buf f = {0}, b = {0};
+    base_tables(&f);
+    u32(&b, 2); /* STACKS */
+    u64(&b, 1);
+    u32(&b, 2);
+    u64(&b, 0x1000);
+    u64(&b, 0x2000);
+    u64(&b, 2);
+    u32(&b, 0);
+    frame(&f, 8, &b);
+    b.n = 0;
+    u32(&b, 6); /* SYMBOLS: 0x1000 has frames at depths 2, 0, 1 interleaved with 0x2000 */
+    sym(&b, 0x1000, 2, 30, 1);
+    sym(&b, 0x2000, 0, 5, 2);
+    sym(&b, 0x1000, 0, 10, 2);
+    sym(&b, 0x1000, 1, 20, 1);
+    sym(&b, 0x1000, 0, 99, 1); /* duplicate (ip, depth): the first one stands */
+    sym(&b, 0x3000, 0, 1, 77); /* unknown function string */
+    frame(&f, 9, &b);
+    b.n = 0;
+    u32(&b, 1); /* COUNTERS */
+    u32(&b, 1);
+    u32(&b, 1);
+    u32(&b, 0);
+    u32(&b, 1);
+    frame(&f, 6, &b);
+    stats_part(&f, 3, 1, 11, 1);  /* a complete set */
+    stats_part(&f, 1, 1, 22, 1);  /* first part of a newer set … */
+    int frames = 11; /* preamble, 5 base tables, stacks, symbols, counters, 2 stats */
+    jager_reader *r;
+    buf cut = {0};
+    put(&cut, f.d, f.n);
+    end_block(&cut, 0, (uint64_t)frames);
+    assert_int_equal(jager_reader_open_memory(cut.d, cut.n, &r), JAGER_OK);
+    int lt = jager_reader_load_tables(r);
+    if (lt) fprintf(stderr, "%s\n", jager_reader_error(r));
+    assert_int_equal(lt, JAGER_OK);
+    const uint64_t *ips;
+    uint32_t n;
+    assert_int_equal(jager_reader_stack(r, 1, &ips, &n), JAGER_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(ips[1], 0x2000);
+    assert_int_equal(jager_reader_stack(r, 2, &ips, &n), JAGER_OK);
+    assert_int_equal(n, 0);
+    jager_frame fr[4];
+    assert_int_equal(jager_reader_symbolize(r, 0x1000, fr, 4), 3);
+    assert_int_equal(fr[0].inline_depth, 0);
+    assert_int_equal(fr[0].line, 10);
+    assert_string_equal(fr[0].func, "a.c");
+    assert_string_equal(fr[0].file, "a.c");
+    assert_int_equal(fr[1].line, 20);
+    assert_string_equal(fr[1].func, "solve");
+    assert_int_equal(fr[2].line, 30);
+    assert_int_equal(jager_reader_symbolize(r, 0x1000, fr, 2), 2); /* the outermost two */
+    assert_int_equal(fr[0].line, 10);
+    assert_int_equal(fr[1].line, 20);
+    assert_int_equal(jager_reader_symbolize(r, 0x3000, fr, 4), 1);
+    assert_string_equal(fr[0].func, "??");
+    const char *name, *unit;
+    uint32_t kind;
+    assert_int_equal(jager_reader_counter(r, 1, &name, &unit, &kind), JAGER_OK);
+    assert_string_equal(name, "solve");
+    assert_null(unit);
+    assert_int_equal(kind, 1);
+    /* the second set never completed: the first one stands */
+    jager_site_stat ss = {.struct_size = sizeof ss};
+    assert_int_equal(jager_reader_site_stats(r, 1, &ss), JAGER_OK);
+    assert_int_equal(ss.calls, 11);
+    assert_int_equal(ss.total_ns, 1);
+    assert_int_equal(ss.p99_ns, 8);
+    assert_int_equal(ss.hist[3], 7);
+    assert_int_equal(ss.hist[191], 1);
+    assert_int_equal(ss.hist[0], 0);
+    jager_stat st = {.struct_size = sizeof st};
+    assert_int_equal(jager_reader_stats(r, &st), JAGER_OK);
+    assert_int_equal(st.threads, 100);
+    assert_int_equal(st.dropped[7], 111);
+    assert_int_equal(st.ring_bytes, 115);
+    jager_reader_close(r);
+    /* … and with its last part it replaces the first set */
+    stats_part(&f, 2, 2, 33, 0);
+    end_block(&f, 0, (uint64_t)frames + 1);
+    assert_int_equal(jager_reader_open_memory(f.d, f.n, &r), JAGER_OK);
+    assert_int_equal(jager_reader_load_tables(r), JAGER_OK);
+    ss.struct_size = sizeof ss;
+    assert_int_equal(jager_reader_site_stats(r, 1, &ss), JAGER_OK);
+    assert_int_equal(ss.calls, 22);
+    ss.struct_size = sizeof ss;
+    assert_int_equal(jager_reader_site_stats(r, 2, &ss), JAGER_OK);
+    assert_int_equal(ss.calls, 33);
+    ss.struct_size = sizeof ss;
+    assert_int_equal(jager_reader_site_stats(r, 3, &ss), JAGER_E_NOTFOUND); /* beyond the covered range */
+    jager_reader_close(r);
+    free(f.d);
+    free(cut.d);
+    free(b.d);
+}
+
 static void test_attr_next(void **state)
 {
     (void)state;
@@ -580,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_bad_records),
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test(test_frame_level_errors),
+        cmocka_unit_test(test_tables_hand_made),
         cmocka_unit_test(test_attr_next),
         cmocka_unit_test(test_log_body),
     };
