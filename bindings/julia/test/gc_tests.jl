@@ -1,6 +1,6 @@
 # gc_tests.jl — the gc plugin inside Julia 1.5 (issue 4). One case per process:
 #
-#   julia gc_tests.jl pauses | stacks | kinds | threads | unhook | zero_code
+#   julia gc_tests.jl pauses | stacks | kinds | threads | unhook | sites | zero_code
 #
 # Environment: JAGER_LIB (the build's libjager.so), JAGER_PLUGIN_PATH (the build's plugin
 # folder). The cases record with the binding (`using Jager`), except zero_code, which runs
@@ -315,6 +315,43 @@ function case_unhook()
     @test c2.late == c0.late
 end
 
+# jager_span, returned by value from jager_span_begin (16 bytes).
+struct JSpan
+    start_ns::UInt64
+    site::UInt32
+    id::UInt32
+end
+
+function case_sites()
+    out = tmpjgr("sites")
+    churn(20); GC.gc()
+    local site, quiet, t0, t1, g0, g1
+    with_recording(out) do
+        site = ccall(fn(:jager_site_register), UInt32, (Cstring, Cstring, UInt32), "gc_test.churn", @__FILE__, @__LINE__)
+        quiet = ccall(fn(:jager_site_register), UInt32, (Cstring, Cstring, UInt32), "gc_test.quiet", @__FILE__, @__LINE__)
+        sp = ccall(fn(:jager_span_begin), JSpan, (UInt32,), quiet)
+        ccall(fn(:jager_span_end), Cvoid, (JSpan,), sp)      # a span without GC inside
+        t0 = now_ns(); g0 = gcsnap()
+        sp = ccall(fn(:jager_span_begin), JSpan, (UInt32,), site)
+        churn(1500)
+        GC.gc(false)
+        ccall(fn(:jager_span_end), Cvoid, (JSpan,), sp)
+        g1 = gcsnap(); t1 = now_ns()
+        churn(200)                                           # collections outside the span
+    end
+    rec = GcReader.read(out)
+    inside = within(of(rec, "gc.pause"), t0, t1)
+    @test length(inside) == g1.pause - g0.pause
+    @test all(p["site"] == site for p in inside)
+    st = [e for e in of(rec, "gc.site_time") if e["site"] == site]
+    @test length(st) == 1
+    @test st[1]["pauses"] == length(inside)
+    @test st[1]["gc_ns"] == sum(p["duration_ns"] for p in inside)
+    @test isempty([e for e in of(rec, "gc.site_time") if e["site"] == quiet])
+    outside = [p for p in of(rec, "gc.pause") if p["time_ns"] > t1]
+    @test all(p["site"] == 0 for p in outside)
+end
+
 const ZERO_CODE_SCRIPT = raw"""
 # A plain Julia program: no `using Jager`. It reports its own GC counters for the test.
 @noinline function make_garbage(n)
@@ -376,7 +413,7 @@ function case_zero_code()
 end
 
 const CASES = Dict("pauses" => case_pauses, "stacks" => case_stacks, "kinds" => case_kinds,
-                   "threads" => case_threads, "unhook" => case_unhook, "zero_code" => case_zero_code)
+                   "threads" => case_threads, "unhook" => case_unhook, "sites" => case_sites, "zero_code" => case_zero_code)
 
 length(ARGS) == 1 && haskey(CASES, ARGS[1]) ||
     error("usage: julia gc_tests.jl " * join(sort!(collect(keys(CASES))), " | "))
