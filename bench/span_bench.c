@@ -69,6 +69,20 @@ static double span_loop(void)
     return (double)dt / (double)N;
 }
 
+static double macro_loop(void)
+{
+    double x = 1.0;
+    uint64_t t0 = mono_ns();
+    for (long i = 0; i < N; i++) {
+        JAGER_SPAN("bench.macro");
+        WORK(x);
+        __asm__ volatile("" : "+x"(x));
+    }
+    uint64_t dt = mono_ns() - t0;
+    sink_d = x;
+    return (double)dt / (double)N;
+}
+
 static double med_of(double (*fn)(void))
 {
     uint64_t v[REPS];
@@ -144,7 +158,8 @@ int main(int argc, char **argv)
     site = jager_site_register("bench.span", __FILE__, __LINE__);
 
     double plain = med_of(plain_loop);
-    double uninit = med_of(span_loop) - plain; /* not initialised: one branch */
+    double uninit = med_of(span_loop) - plain; /* not initialised: two calls, one branch each */
+    double uninit_macro = med_of(macro_loop) - plain; /* not initialised: one inline branch */
 
     /* A ring large enough to hold a whole repetition: the recording path, no drops. */
     uint64_t ring = 64ull << 20;
@@ -172,14 +187,17 @@ int main(int argc, char **argv)
     setenv("JAGER_DISABLE", "1", 1);
     jager_init(NULL);
     double disabled = med_of(span_loop) - plain;
+    double disabled_macro = med_of(macro_loop) - plain;
     unsetenv("JAGER_DISABLE");
 
     double f_rdtsc = med_of(floor_rdtsc_pair), f_cg = med_of(floor_clock_gettime), f_fa = med_of(floor_fetch_add);
 
     printf("bench_span: %ld spans per repetition, median of %d, ns per span (begin+end) beyond the bare loop\n", N, REPS);
     printf("  bare loop body                           %7.2f ns/iter\n", plain);
-    printf("  not initialised                          %7.2f ns   (target <= 1)\n", uninit);
-    printf("  JAGER_DISABLE=1                          %7.2f ns   (target <= 1)\n", disabled);
+    printf("  not initialised, begin/end calls         %7.2f ns\n", uninit);
+    printf("  not initialised, JAGER_SPAN scope        %7.2f ns   (target <= 1)\n", uninit_macro);
+    printf("  JAGER_DISABLE=1, begin/end calls         %7.2f ns\n", disabled);
+    printf("  JAGER_DISABLE=1, JAGER_SPAN scope        %7.2f ns   (target <= 1)\n", disabled_macro);
     printf("  recording, 1 thread                      %7.2f ns   (target <= 40)\n", on1);
     printf("  recording, 2 threads (mean per thread)   %7.2f ns\n", on2);
     printf("  default 1 MiB ring, tight loop           %7.2f ns   (%.1f%% dropped and counted)\n", dflt, dropped_pct);

@@ -198,6 +198,14 @@ JAGER_API void jager_shutdown(void);
 JAGER_API int jager_is_enabled(void);
 
 /**
+ * \brief Nonzero while recording: the same answer as jager_is_enabled() without a call.
+ *        The convenience macros test it inline, so a scope in a program that is not
+ *        recording costs one load and one predictable branch. Read it with a relaxed
+ *        atomic load; never write it. [any-thread][hot-path] \since 1.0
+ */
+JAGER_API extern int jager_active;
+
+/**
  * \brief Drain every ring into the sinks and flush them; returns when done.
  * \return JAGER_OK, or JAGER_E_STATE when not recording. [any-thread] \since 1.0
  */
@@ -547,7 +555,15 @@ JAGER_API const void *jager_extension_get(const char *id);
 #define JAGER_MARK(name) ((void)0)
 #else
 /** \cond INTERNAL */
-static inline void jager__span_cleanup(jager_span *s) { jager_span_end(*s); }
+static inline void jager__span_cleanup(jager_span *s)
+{
+    if (s->site) jager_span_end(*s);
+}
+static inline jager_span jager__span_inert(void)
+{
+    jager_span s = {0, 0, 0};
+    return s;
+}
 static inline jager_site jager__site_once(jager_site *cache, const char *name, const char *file, uint32_t line)
 {
     jager_site s = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
@@ -563,7 +579,9 @@ static inline jager_site jager__site_once(jager_site *cache, const char *name, c
 #define JAGER_SPAN(name)                                                                          \
     static jager_site JAGER__CAT(jager__site_, __LINE__);                                         \
     jager_span JAGER__CAT(jager__span_, __LINE__) __attribute__((cleanup(jager__span_cleanup))) = \
-        jager_span_begin(jager__site_once(&JAGER__CAT(jager__site_, __LINE__), (name), __FILE__, __LINE__))
+        __builtin_expect(__atomic_load_n(&jager_active, __ATOMIC_RELAXED), 1)                     \
+            ? jager_span_begin(jager__site_once(&JAGER__CAT(jager__site_, __LINE__), (name), __FILE__, __LINE__)) \
+            : jager__span_inert()
 #define JAGER_LOG(sev, msg) jager_log((sev), (msg), NULL, 0)
 #define JAGER_MARK(name) jager_mark(name)
 #endif

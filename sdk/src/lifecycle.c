@@ -9,6 +9,13 @@
 #include "internal.h"
 
 _Atomic(int) jg_enabled;
+int jager_active; /* the exported mirror of jg_enabled, for inline tests in the macros */
+
+static void set_enabled(int on)
+{
+    atomic_store_explicit(&jg_enabled, on, memory_order_release);
+    __atomic_store_n(&jager_active, on, __ATOMIC_RELEASE);
+}
 _Atomic(uint32_t) jg_generation;
 uint64_t jg_span_cost_x1000;
 
@@ -188,7 +195,7 @@ static void expand_output(char *out, size_t size, const char *pattern)
 /* A forked child has the parent's rings but no collector thread (and maybe a lock held by
  * a thread that does not exist there): it stops recording rather than fill rings no one
  * drains or deadlock. The parent's recording is unaffected. */
-static void after_fork_in_child(void) { atomic_store_explicit(&jg_enabled, 0, memory_order_release); }
+static void after_fork_in_child(void) { set_enabled(0); }
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void install_atfork(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
 
@@ -229,9 +236,9 @@ jager_status jager_init(const jager_config *cfg)
     atomic_fetch_add_explicit(&jg_generation, 1, memory_order_release);
     collect_metadata();
 
-    atomic_store_explicit(&jg_enabled, 1, memory_order_release);
+    set_enabled(1);
     measure_span_cost();
-    atomic_store_explicit(&jg_enabled, 0, memory_order_release);
+    set_enabled(0);
 
     if (jg_cfg.c.output && *jg_cfg.c.output) {
         char path[PATH_MAX];
@@ -245,7 +252,7 @@ jager_status jager_init(const jager_config *cfg)
     }
     if ((st = jg_collector_start()) != JAGER_OK) goto out;
     jg_retired_reset();
-    atomic_store_explicit(&jg_enabled, 1, memory_order_release);
+    set_enabled(1);
     initialized = 1;
     if (jg_cfg.c.plugins && *jg_cfg.c.plugins) {
         jg_plugins_load(jg_cfg.c.plugins, jg_cfg.c.plugin_path);
@@ -266,7 +273,7 @@ void jager_shutdown(void)
         return;
     }
     jg_plugins_stop();   /* plugins emit their summaries while recording is still on */
-    atomic_store_explicit(&jg_enabled, 0, memory_order_release);
+    set_enabled(0);
     jg_collector_stop(); /* final drain, statistics, sinks closed */
     jg_plugins_unload();
     jg_registry_reset_meta();

@@ -12,9 +12,14 @@ trap 'rm -rf "$tmp"' EXIT
 # Defined dynamic symbols, version suffixes cut; 'A' entries are version-node markers.
 nm -D --defined-only "$lib" > "$tmp/nm" || { echo "nm failed on $lib"; exit 2; }
 awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' "$tmp/nm" | sort -u > "$tmp/exported"
-# Declared: the function name on each line that starts with JAGER_API.
-grep -h '^JAGER_API' "$include"/jager.h "$include"/jager_plugin.h "$include"/jager_reader.h |
-  grep -o 'jager_[a-z0-9_]*(' | tr -d '(' | sort -u > "$tmp/declared"
+# Declared: the function name on each line that starts with JAGER_API, and the variables
+# declared `JAGER_API extern <type> name;`.
+{
+  grep -h '^JAGER_API' "$include"/jager.h "$include"/jager_plugin.h "$include"/jager_reader.h |
+    grep -v '^JAGER_API extern' | grep -o 'jager_[a-z0-9_]*(' | tr -d '('
+  grep -h '^JAGER_API extern' "$include"/jager.h "$include"/jager_plugin.h "$include"/jager_reader.h |
+    grep -o 'jager_[a-z0-9_]*;' | tr -d ';'
+} | sort -u > "$tmp/declared"
 
 status=0
 leaked=$(grep -v '^jager_' "$tmp/exported")
