@@ -21,6 +21,8 @@
 
 #define MS 1000000ull
 
+static int g_no_stacks; /* under valgrind: JAGER_GC_DEPTH=0 for every case */
+
 /* Field indexes of gc.pause / gc.site_time / gc.sample (docs/event-types.md). */
 enum { P_DURATION, P_REQUESTED, P_FULL, P_ALLOCD, P_FREED, P_LIVE, P_STACK, P_OS_TID, P_PLUGIN_NS, P_SITE };
 enum { S_SITE, S_GC_NS, S_PAUSES };
@@ -193,13 +195,17 @@ static void test_pause_fields_and_stack(void **unused)
 
     /* The stack starts in the runtime (the plugin's own frames are cut) and names the
      * allocating function. */
-    const uint64_t *ips = NULL;
-    uint32_t n = 0;
-    assert_true(p->fields[P_STACK] != 0);
-    assert_true(jg_stack_get(p->fields[P_STACK], &ips, &n));
-    assert_true(n >= 3);
-    assert_string_equal(frame_name(ips[0]), "fake_julia_collect");
-    assert_string_equal(frame_name(ips[1]), "gc_test_allocating_function");
+    if (g_no_stacks) {
+        assert_int_equal(p->fields[P_STACK], 0);
+    } else {
+        const uint64_t *ips = NULL;
+        uint32_t n = 0;
+        assert_true(p->fields[P_STACK] != 0);
+        assert_true(jg_stack_get(p->fields[P_STACK], &ips, &n));
+        assert_true(n >= 3);
+        assert_string_equal(frame_name(ips[0]), "fake_julia_collect");
+        assert_string_equal(frame_name(ips[1]), "gc_test_allocating_function");
+    }
 
     /* Live aggregates through the extension. */
     uint64_t ns = 0, pauses = 0;
@@ -422,15 +428,17 @@ static void test_eager_drain_interns_right_after_the_collection(void **unused)
     setenv("JAGER_GC_INTERVAL_MS", "60000", 1); /* no periodic drain: only the wake-up */
     run r;
     run_start(&r, 1);
-    tu_sleep_ns(20 * MS);
-    uint64_t stacks0 = jg_stack_count();
+    tu_sleep_ns(20 * MS); /* the thread's first sample is out */
+    jager_stat st0 = {.struct_size = sizeof st0}, st1 = {.struct_size = sizeof st1};
+    assert_int_equal(jager_stats(&st0), JAGER_OK);
     gc_test_allocating_function(0, 0, 0, MS / 10);
-    int interned = 0;
-    for (int k = 0; k < 2000 && !interned; k++) {
-        interned = jg_stack_count() > stacks0;
-        if (!interned) tu_sleep_ns(MS / 10);
+    int emitted = 0;
+    for (int k = 0; k < 2000 && !emitted; k++) {
+        assert_int_equal(jager_stats(&st1), JAGER_OK);
+        emitted = st1.events_emitted > st0.events_emitted;
+        if (!emitted) tu_sleep_ns(MS / 10);
     }
-    assert_true(interned); /* the stack is in the table without any flush */
+    assert_true(emitted); /* the pause left the plugin without any flush or interval */
     run_end(&r);
     unsetenv("JAGER_GC_INTERVAL_MS");
     assert_int_equal(count(&r, r.t_pause), 1);
@@ -471,7 +479,7 @@ static void test_options_depth_zero_and_malformed(void **unused)
     run_start(&r, 1);
     gc_test_allocating_function(0, 0, 0, 0);
     run_end(&r);
-    unsetenv("JAGER_GC_DEPTH");
+    if (!g_no_stacks) unsetenv("JAGER_GC_DEPTH");
     unsetenv("JAGER_GC_QUEUE");
     assert_int_equal(count(&r, r.t_pause), 1);
     assert_int_equal(pause_at(&r, 0)->fields[P_STACK], 0);
@@ -480,6 +488,13 @@ static void test_options_depth_zero_and_malformed(void **unused)
 
 int main(void)
 {
+    /* libunwind validates addresses by write(2)ing them to a pipe, which memcheck reports
+     * as uninitialised bytes; under scripts/valgrind-unit.sh the cases run without stacks
+     * (the stack checks run in the plain, ASan and TSan builds). */
+    if (getenv("JAGER_UNDER_VALGRIND")) {
+        g_no_stacks = 1;
+        setenv("JAGER_GC_DEPTH", "0", 1);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pause_fields_and_stack),
         cmocka_unit_test(test_requested_kinds_and_full_flag),
