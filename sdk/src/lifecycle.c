@@ -346,9 +346,11 @@ __attribute__((constructor)) static void jg_preload_autostart(void)
     if (!pre || !strstr(pre, "libjager")) return;
     const char *started = getenv("JAGER_AUTOSTARTED");
     const char *out = getenv("JAGER_OUTPUT");
-    if (started && *started && !(out && strstr(out, "%p"))) return;
     char pid[32];
     snprintf(pid, sizeof pid, "%d", (int)getpid());
+    /* Our own pid means a wrapper (a shell script) exec'd the real program: start again,
+     * the wrapper's recording ended with its image. */
+    if (started && *started && strcmp(started, pid) != 0 && !(out && strstr(out, "%p"))) return;
     setenv("JAGER_AUTOSTARTED", pid, 1);
     if (jager_init(NULL) == JAGER_OK) atexit(jager_shutdown);
 }

@@ -436,7 +436,7 @@ static const struct role_def {
     int role;
     const char *fields[JM_ROLE_FIELDS];
 } role_defs[] = {
-    {"gc.pause", JM_ROLE_GC_PAUSE, {"duration_ns", "stack", "full", "allocd_bytes", "freed_bytes", "live_bytes"}},
+    {"gc.pause", JM_ROLE_GC_PAUSE, {"duration_ns", "stack", "full", "allocd_bytes", "freed_bytes", "live_bytes", "os_tid"}},
     {"gc.site_time", JM_ROLE_GC_SITE_TIME, {"site", "gc_ns", "pauses"}},
     {"dispatch.signature", JM_ROLE_SIGNATURE, {"site", "signature", "calls"}},
     {"dispatch.compile", JM_ROLE_COMPILE, {"duration_ns", "inference_ns", "signature"}},
@@ -531,7 +531,21 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
         if (dur > g->stacks[k].max_ns) g->stacks[k].max_ns = dur;
     }
 
-    jm_thread_state *ts = thread_state(m, ev->thread);
+    /* The gc plugin emits pauses from its own thread; the thread that triggered (and whose
+     * spans the pause stalled) is named by os_tid. Older files lack it: use the record's. */
+    uint32_t thread = ev->thread;
+    uint64_t os_tid = field(p, R, rec, 6);
+    if (os_tid) {
+        uint32_t n = jager_reader_thread_count(m->reader);
+        for (uint32_t t = 1; t <= n; t++) {
+            uint64_t tid = 0;
+            if (jager_reader_thread(m->reader, t, &tid, NULL) == JAGER_OK && tid == os_tid) {
+                thread = t;
+                break;
+            }
+        }
+    }
+    jm_thread_state *ts = thread_state(m, thread);
     if (!ts) return;
     if (ts->npauses && rec->time_ns < ts->pauses[ts->npauses - 1].end) {
         /* Out of order or overlapping on one thread: keep the order the search relies on. */

@@ -152,6 +152,8 @@ end
 # names of JIT frames, and the statistics summary() shows afterwards.
 function finish_julia_side!()
     run_hooks(STOP_HOOKS, "stop")
+    # Drain first: plugins (gc) intern their stacks at the drain, so the symbolizer sees them.
+    ccall((:jager_flush, LIB), Int32, ())
     try
         symbolize!()
     catch e
@@ -192,14 +194,17 @@ end
 """
     Jager.flush()
 
-Run `FLUSH_HOOKS`, symbolize new Julia frames, then drain every ring into the sinks and flush them. Call it
+Run `FLUSH_HOOKS`, drain every ring into the sinks and flush them, then symbolize new Julia frames
+(written at the next drain). Call it
 from a Julia task (the symbolizer runs Julia code). Returns `true` when flushed.
 """
 function flush()
     ENABLED[] || return false
     run_hooks(FLUSH_HOOKS, "flush")
-    symbolize!()
+    # Drain before symbolizing (plugins intern stacks at the drain); the frames added are
+    # written at the next drain or at stop.
     st = ccall((:jager_flush, LIB), Int32, ())
+    symbolize!()
     st == OK || st == E_STATE || error("Jager.flush: ", status_message(st))
     return st == OK
 end
