@@ -34,8 +34,7 @@ int tu_finish(const char *cmd, const char *path, jager_reader *r, int rc)
     return info.events ? JAGER_EXIT_PARTIAL : JAGER_EXIT_INPUT;
 }
 
-/* Length of a valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t tu_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t len;
@@ -77,7 +76,7 @@ void tu_json_str(FILE *out, const char *s, size_t n)
             i++;
             continue;
         }
-        size_t l = utf8_len(p + i, n - i);
+        size_t l = tu_utf8_len(p + i, n - i);
         if (!l) { fputs("\\ufffd", out); i++; continue; }
         if (l == 3 && p[i] == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
             fprintf(out, "\\u%04x", p[i + 2] == 0xA8 ? 0x2028 : 0x2029);

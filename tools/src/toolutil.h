@@ -19,6 +19,9 @@ int tu_finish(const char *cmd, const char *path, jager_reader *r, int rc);
  *  \uXXXX too, so the result is also safe inside an HTML <script> block. Invalid UTF-8
  *  bytes become U+FFFD. */
 void tu_json_str(FILE *out, const char *s, size_t n);
+/** Length of the valid UTF-8 sequence at \p s (at most \p n bytes, n ≥ 1), 0 if invalid
+ *  (overlong forms, surrogates and values past U+10FFFF are invalid). */
+size_t tu_utf8_len(const unsigned char *s, size_t n);
 /** Write \p s escaped for HTML text and attribute values (& < > " ' ). */
 void tu_html_str(FILE *out, const char *s, size_t n);
 /** Write \p s as one CSV field (RFC 4180: quoted when needed, quotes doubled). */
