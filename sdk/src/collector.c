@@ -34,6 +34,7 @@ static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *buf;
 static size_t buf_cap;
 static _Atomic(uint64_t) written, sink_drops;
+static uint64_t last_sink_flush_ns, written_at_flush; /* collector thread only */
 
 uint64_t jg_collector_written(void) { return atomic_load_explicit(&written, memory_order_relaxed); }
 uint64_t jg_collector_sink_drops(void) { return atomic_load_explicit(&sink_drops, memory_order_relaxed); }
@@ -183,7 +184,15 @@ static void *collector_main(void *arg)
         int requested = want != flush_done;
         pthread_mutex_unlock(&mu);
         if (requested) jg_plugins_flush();
-        drain_all(requested);
+        /* Sinks may hold events back to write bigger blocks: flush them about once a second
+         * when something arrived, so an idle program that then crashes loses at most ~1 s. */
+        uint64_t now = jg_now_ns(), w = atomic_load_explicit(&written, memory_order_relaxed);
+        int periodic = now - last_sink_flush_ns >= 1000000000u && w != written_at_flush;
+        drain_all(requested || periodic);
+        if (requested || periodic) {
+            last_sink_flush_ns = now;
+            written_at_flush = atomic_load_explicit(&written, memory_order_relaxed);
+        }
         pthread_mutex_lock(&mu);
         if (requested) {
             flush_done = want;
@@ -226,6 +235,8 @@ jager_status jg_collector_start(void)
     pthread_mutex_lock(&mu);
     stopping = 0;
     flush_req = flush_done = 0;
+    last_sink_flush_ns = jg_now_ns();
+    written_at_flush = 0;
     int rc = pthread_create(&thread, NULL, collector_main, NULL);
     running = rc == 0;
     pthread_mutex_unlock(&mu);
@@ -272,7 +283,8 @@ void jg_collector_stop(void)
     open_pending();
     for (int i = 0; i < nsinks; i++) {
         if (sinks[i].opened > 0 && sinks[i].s.flush) sinks[i].s.flush(sinks[i].s.ctx);
-        if (sinks[i].opened > 0 && sinks[i].s.close) sinks[i].s.close(sinks[i].s.ctx);
+        /* every sink is closed, also one whose open failed: close frees what it holds */
+        if (sinks[i].opened != 0 && sinks[i].s.close) sinks[i].s.close(sinks[i].s.ctx);
     }
     nsinks = 0;
     pthread_mutex_unlock(&sink_lock);
