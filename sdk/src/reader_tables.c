@@ -1,0 +1,202 @@
+/*
+ * reader_tables.c — the `.jgr` reader's table lookups (jager_reader_get_info, meta, strings,
+ * sites, types, threads, counters, stacks, symbols, stats); see reader.c.
+ */
+#include <string.h>
+
+#include "reader_priv.h"
+
+/* ---------------------------------------------------------------------------------- */
+/* public API: tables */
+
+jager_status jager_reader_get_info(const jager_reader *r, jager_reader_info *out)
+{
+    if (!r || !out || out->struct_size < 8) return JAGER_E_INVALID;
+    jager_reader_info i;
+    memset(&i, 0, sizeof i);
+    i.struct_size = out->struct_size;
+    i.format_major = r->fmt_major;
+    i.format_minor = r->fmt_minor;
+    i.file_bytes = r->mem ? r->mem_size : r->file_bytes;
+    i.frames = r->frames;
+    i.events = r->events;
+    i.bytes_consumed = r->consumed;
+    i.clean_end = (uint32_t)r->clean_end;
+    i.truncated = (uint32_t)r->truncated;
+    i.ticks_per_ns = r->ticks_per_ns;
+    i.start_ns = r->start_ns;
+    i.start_unix_ns = r->start_unix_ns;
+    i.end_ns = r->end_ns;
+    size_t n = out->struct_size < sizeof i ? out->struct_size : sizeof i;
+    memcpy(out, &i, n);
+    return JAGER_OK;
+}
+
+const char *jager_reader_meta(const jager_reader *r, const char *key)
+{
+    if (!r || !key) return NULL;
+    const rd_meta *m = r->meta.data;
+    for (size_t i = 0; i < r->meta.n; i++)
+        if (!strcmp(m[i].key, key)) return m[i].value;
+    return NULL;
+}
+
+size_t jager_reader_meta_count(const jager_reader *r) { return r ? r->meta.n : 0; }
+
+jager_status jager_reader_meta_at(const jager_reader *r, size_t i, const char **key, const char **value)
+{
+    if (!r) return JAGER_E_INVALID;
+    if (i >= r->meta.n) return JAGER_E_NOTFOUND;
+    const rd_meta *m = (const rd_meta *)r->meta.data + i;
+    if (key) *key = m->key;
+    if (value) *value = m->value;
+    return JAGER_OK;
+}
+
+const char *jager_reader_string(const jager_reader *r, uint32_t id)
+{
+    if (!r || id == 0 || id >= r->strings.n) return NULL;
+    return ((const char *const *)r->strings.data)[id];
+}
+
+uint32_t jager_reader_site_count(const jager_reader *r) { return r && r->sites.n ? (uint32_t)r->sites.n - 1 : 0; }
+
+jager_status jager_reader_site(const jager_reader *r, jager_site site, const char **name, const char **file,
+                               uint32_t *line)
+{
+    if (!r) return JAGER_E_INVALID;
+    if (site == 0 || site >= r->sites.n) return JAGER_E_NOTFOUND;
+    const rd_site *s = (const rd_site *)r->sites.data + site;
+    if (name) *name = jager_reader_string(r, s->name);
+    if (file) *file = s->file ? jager_reader_string(r, s->file) : NULL;
+    if (line) *line = s->line;
+    return JAGER_OK;
+}
+
+const jager_type_desc *jager_reader_type(const jager_reader *r, uint16_t type)
+{
+    if (!r || type >= r->ntypes || !r->types[type]) return NULL;
+    return &r->types[type]->desc;
+}
+
+uint16_t jager_reader_type_by_name(const jager_reader *r, const char *name)
+{
+    if (!r || !name) return 0;
+    for (uint32_t id = 1; id < r->ntypes; id++)
+        if (r->types[id] && !strcmp(r->types[id]->desc.name, name)) return (uint16_t)id;
+    return 0;
+}
+
+uint32_t jager_reader_thread_count(const jager_reader *r) { return r && r->threads.n ? (uint32_t)r->threads.n - 1 : 0; }
+
+jager_status jager_reader_thread(const jager_reader *r, uint32_t thread, uint64_t *os_tid, const char **name)
+{
+    if (!r) return JAGER_E_INVALID;
+    if (thread == 0 || thread >= r->threads.n) return JAGER_E_NOTFOUND;
+    const rd_thread *t = (const rd_thread *)r->threads.data + thread;
+    if (os_tid) *os_tid = t->os_tid;
+    if (name) *name = t->name;
+    return JAGER_OK;
+}
+
+uint32_t jager_reader_counter_count(const jager_reader *r)
+{
+    return r && r->counters.n ? (uint32_t)r->counters.n - 1 : 0;
+}
+
+jager_status jager_reader_counter(const jager_reader *r, jager_counter counter, const char **name, const char **unit,
+                                  uint32_t *kind)
+{
+    if (!r) return JAGER_E_INVALID;
+    if (counter == 0 || counter >= r->counters.n) return JAGER_E_NOTFOUND;
+    const rd_counter *c = (const rd_counter *)r->counters.data + counter;
+    if (name) *name = jager_reader_string(r, c->name);
+    if (unit) *unit = c->unit ? jager_reader_string(r, c->unit) : NULL;
+    if (kind) *kind = c->kind;
+    return JAGER_OK;
+}
+
+jager_status jager_reader_stack(const jager_reader *r, jager_stack_id id, const uint64_t **ips, uint32_t *n)
+{
+    if (!r) return JAGER_E_INVALID;
+    if (id == 0 || id >= r->stacks.n) return JAGER_E_NOTFOUND;
+    const rd_stack *s = (const rd_stack *)r->stacks.data + id;
+    if (ips) *ips = s->ips;
+    if (n) *n = s->n;
+    return JAGER_OK;
+}
+
+uint32_t jager_reader_symbolize(const jager_reader *r, uint64_t ip, jager_frame *out, uint32_t cap)
+{
+    if (!r || !out || !cap || !r->sym_hash_cap) return 0;
+    size_t slot = jg_rd_sym_find(r, ip);
+    const rd_symbol *tab = r->symbols.data;
+    uint32_t k = 0;
+    for (uint32_t at = r->sym_hash[slot]; at; at = tab[at - 1].next) {
+        const rd_symbol *s = &tab[at - 1];
+        /* keep the cap shallowest frames, sorted by inline depth */
+        if (k == cap && s->inline_depth >= out[k - 1].inline_depth) continue;
+        uint32_t j = k < cap ? k++ : k - 1;
+        while (j > 0 && out[j - 1].inline_depth > s->inline_depth) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        const char *func = jager_reader_string(r, s->func), *file = jager_reader_string(r, s->file);
+        out[j].func = func ? func : "??";
+        out[j].file = file ? file : "";
+        out[j].line = s->line;
+        out[j].inline_depth = s->inline_depth;
+    }
+    return k;
+}
+
+jager_status jager_reader_site_stats(const jager_reader *r, jager_site site, jager_site_stat *out)
+{
+    if (!r || !out || out->struct_size < sizeof(jager_site_stat)) return JAGER_E_INVALID;
+    const rd_stats *st = &r->stats;
+    if (!st->have || site == 0 || site >= st->site_limit) return JAGER_E_NOTFOUND;
+    uint32_t size = out->struct_size;
+    memset(out, 0, size);
+    out->struct_size = size;
+    out->site = site;
+    size_t lo = 0, hi = st->nsites;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->sites[mid].site < site) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == st->nsites || st->sites[lo].site != site) return JAGER_OK; /* covered, no activity */
+    const rd_site_stat *e = &st->sites[lo];
+    out->calls = e->v[0];
+    out->total_ns = e->v[1];
+    out->min_ns = e->v[2];
+    out->max_ns = e->v[3];
+    out->bytes = e->v[4];
+    out->errors = e->v[5];
+    out->p50_ns = e->v[6];
+    out->p90_ns = e->v[7];
+    out->p99_ns = e->v[8];
+    for (uint32_t k = 0; k < e->nbuckets; k++) out->hist[st->hb_index[e->hist_at + k]] = st->hb_count[e->hist_at + k];
+    return JAGER_OK;
+}
+
+jager_status jager_reader_stats(const jager_reader *r, jager_stat *out)
+{
+    if (!r || !out || out->struct_size < sizeof(jager_stat)) return JAGER_E_INVALID;
+    const rd_stats *st = &r->stats;
+    if (!st->have || !st->have_core) return JAGER_E_NOTFOUND;
+    uint32_t size = out->struct_size;
+    memset(out, 0, size);
+    out->struct_size = size;
+    const uint64_t *v = st->core;
+    out->threads = (uint32_t)v[0];
+    out->events_emitted = v[1];
+    out->events_recorded = v[2];
+    out->events_dropped = v[3];
+    for (int i = 0; i < JAGER_DROP_REASONS; i++) out->dropped[i] = v[4 + i];
+    out->events_written = v[12];
+    out->spans_total = v[13];
+    out->span_cost_ns_x1000 = v[14];
+    out->ring_bytes = v[15];
+    return JAGER_OK;
+}
