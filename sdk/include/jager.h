@@ -232,7 +232,7 @@ typedef uint32_t jager_site;
  * unchanged to jager_span_end(). A span with site 0 is inert (not recording, or filtered).
  */
 typedef struct jager_span {
-    uint64_t start_ns; /**< begin time */
+    uint64_t start_ns; /**< start stamp in the library's clock units; pass unchanged to jager_span_end() */
     jager_site site;   /**< site, 0 when inert */
     uint32_t id;       /**< per-thread span id, 1-based, wraps at 2^32 */
 } jager_span;

@@ -168,6 +168,10 @@ typedef struct jg_ring {
     /* producer cache line */
     uint64_t head_local;             /* next write position in bytes (monotonic) */
     uint64_t tail_cache;             /* producer's last view of tail */
+    uint64_t fit_end;                /* spans' fast path (span.c): a record ending at or before
+                                        this position needs no pad and no eviction — a stale,
+                                        conservative min(tail_cache + capacity, end of a lap);
+                                        0 (nothing fits) until the first span */
     uint64_t mask;                   /* capacity - 1 */
     uint8_t *buf;
     uint32_t mode;                   /* jager_ring_mode */
@@ -225,10 +229,14 @@ typedef struct jg_tls {
     jager_site stack_site[JG_MAX_DEPTH];
     jager_trace_context ctx;       /* current trace context */
     int has_ctx;
-    _Atomic(uint64_t) spans_ended;
+    _Atomic(uint64_t) spans_ended; /* spans ended without a site aggregate (out of memory):
+                                      jager_stats' spans_total is Σ calls + these */
     _Atomic(uint64_t) no_ring_drops;
     struct jg_tls *next_all;       /* list of live thread states (stats) */
     struct jg_tls *prev_all;
+    /* span end's cache, per depth: the aggregate slot of site agg_site[d] (0: none) */
+    jager_site agg_site[JG_MAX_DEPTH];
+    jg_site_agg *agg_at[JG_MAX_DEPTH];
 } jg_tls;
 
 /** The calling thread's state; created on first use (NULL only on out of memory). */
@@ -357,19 +365,40 @@ static inline void jg_ring_commit(jg_ring *r, uint32_t bytes)
     atomic_store_explicit(&r->head, r->head_local, memory_order_release);
 }
 
-/** jager_now_ns() for the library's own hot paths: inline, so no PLT call. */
+/* The clock on hot paths, inline (no PLT call). A *stamp* is the clock's raw reading: TSC
+ * ticks when jg_clock_state.use_tsc, else CLOCK_MONOTONIC ns. Spans keep stamps and
+ * convert once, at their end. */
 #if defined(__x86_64__)
 #include <x86intrin.h>
+/** Ticks to ns (32.32 fixed point; the 128-bit product does not overflow after ~40 minutes
+ *  at 3 GHz as a 64-bit one would). [TSC only] */
+static inline uint64_t jg_ticks_to_ns(uint64_t ticks)
+{
+    return (uint64_t)(((unsigned __int128)ticks * jg_clock_state.mult) >> 32);
+}
+/** A TSC stamp to ns on the CLOCK_MONOTONIC base. [TSC only] */
+static inline uint64_t jg_tsc_to_ns(uint64_t tsc)
+{
+    uint64_t d = tsc - jg_clock_state.tsc0;
+    if (JG_UNLIKELY((int64_t)d < 0)) d = 0; /* a core whose TSC trails the calibrating one by a few ticks */
+    return jg_clock_state.ns0 + jg_ticks_to_ns(d);
+}
 #endif
+
+/** A stamp now. [hot-path] */
+static inline uint64_t jg_stamp(void)
+{
+#if defined(__x86_64__)
+    if (JG_LIKELY(jg_clock_state.use_tsc)) return __rdtsc();
+#endif
+    return jg_clock_gettime_ns();
+}
+
+/** jager_now_ns() for the library's own hot paths. */
 static inline uint64_t jg_now_ns(void)
 {
 #if defined(__x86_64__)
-    if (JG_LIKELY(jg_clock_state.use_tsc)) {
-        int64_t d = (int64_t)(__rdtsc() - jg_clock_state.tsc0);
-        if (JG_UNLIKELY(d < 0)) d = 0; /* a core whose TSC trails the calibrating one by a few ticks */
-        /* 128-bit product: a 64-bit one overflows after ~40 minutes at 3 GHz. */
-        return jg_clock_state.ns0 + (uint64_t)(((unsigned __int128)(uint64_t)d * jg_clock_state.mult) >> 32);
-    }
+    if (JG_LIKELY(jg_clock_state.use_tsc)) return jg_tsc_to_ns(__rdtsc());
 #endif
     return jg_clock_gettime_ns();
 }

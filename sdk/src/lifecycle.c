@@ -139,7 +139,8 @@ static void collect_metadata(void)
 
 /* ---- the SDK's own cost ---- */
 /* Time real span pairs on the calling thread before the collector starts, then erase them
- * (ring, aggregates, counters), so every summary can say what the instrumentation cost. */
+ * (ring, aggregates — whose calls also make spans_total — counters), so every summary can
+ * say what the instrumentation cost. */
 static void measure_span_cost(void)
 {
     jager_site site = jager_site_register("jager.calibration", NULL, 0);
@@ -288,15 +289,33 @@ jager_status jager_flush(void)
 }
 
 /* ---- statistics ---- */
+/* spans_total is not counted on the hot path: every span ended this run is one call in its
+ * site's exact aggregate on its thread (or, when that aggregate could not be allocated, one
+ * in the thread's spans_ended), and exited threads fold both into the retired totals. */
 typedef struct stat_sum {
     uint64_t no_ring, spans;
 } stat_sum;
+
+static uint64_t agg_dir_calls(_Atomic(jg_agg_mid *) *dir)
+{
+    uint64_t n = 0;
+    for (int d = 0; d < JG_AGG_DIR; d++) {
+        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_acquire);
+        if (!mid) continue;
+        for (int m = 0; m < JG_AGG_MID; m++) {
+            jg_site_agg *c = atomic_load_explicit(&(*mid)[m], memory_order_acquire);
+            if (!c) continue;
+            for (int i = 0; i < JG_SITE_CHUNK; i++) n += atomic_load_explicit(&c[i].calls, memory_order_relaxed);
+        }
+    }
+    return n;
+}
 
 static void sum_thread(jg_tls *t, void *arg)
 {
     stat_sum *s = arg;
     s->no_ring += atomic_load_explicit(&t->no_ring_drops, memory_order_relaxed);
-    s->spans += atomic_load_explicit(&t->spans_ended, memory_order_relaxed);
+    s->spans += atomic_load_explicit(&t->spans_ended, memory_order_relaxed) + agg_dir_calls(t->agg_dir);
 }
 
 jager_status jager_stats(jager_stat *out)
@@ -309,7 +328,13 @@ jager_status jager_stats(jager_stat *out)
     jg_retired_counts rc;
     jg_retired_counts_get(&rc);
     uint64_t emitted = rc.emitted, full = rc.dropped_full, large = rc.dropped_large, over = rc.overwritten;
+    uint64_t retired_calls = 0;
+    uint32_t nsites = jg_site_count();
     jg_rings_lock();
+    for (jager_site site = 1; site < nsites; site++) {
+        jg_site_agg *a = jg_retired_agg(site);
+        if (a) retired_calls += atomic_load_explicit(&a->calls, memory_order_relaxed);
+    }
     for (jg_ring *r = jg_rings_head(); r; r = r->next) {
         emitted += atomic_load_explicit(&r->emitted, memory_order_relaxed);
         full += atomic_load_explicit(&r->dropped_full, memory_order_relaxed);
@@ -317,7 +342,7 @@ jager_status jager_stats(jager_stat *out)
         over += atomic_load_explicit(&r->overwritten, memory_order_relaxed);
     }
     jg_rings_unlock();
-    stat_sum s = {rc.no_ring, rc.spans};
+    stat_sum s = {rc.no_ring, rc.spans + retired_calls};
     jg_tls_foreach(sum_thread, &s);
     out->threads = jg_thread_count() ? jg_thread_count() - 1 : 0;
     out->events_emitted = emitted + s.no_ring;

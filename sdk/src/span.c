@@ -7,14 +7,20 @@
 
 #define SUB (1u << JAGER_HIST_SUB_BITS)
 
-/* Buckets: 0..3 hold 0..3 ns exactly; above, 4 buckets per power of two. */
-uint32_t jg_hist_bucket(uint64_t ns)
+#define JG_COLD __attribute__((noinline, cold))
+#define JG_INLINE inline __attribute__((always_inline))
+
+/* Buckets: 0..3 hold 0..3 ns exactly; above, 4 buckets per power of two. With s the
+ * position of the top bit of (ns | 4) minus 2, bucket = 4·s + (ns >> s): ns >> s holds the
+ * top bit (4) and the two bits below it, and for ns < 8 (s = 0) it is ns itself. */
+static JG_INLINE uint32_t hist_bucket(uint64_t ns)
 {
-    if (ns < SUB) return (uint32_t)ns;
-    uint32_t e = 63u - (uint32_t)__builtin_clzll(ns);
-    uint32_t b = (e - 1u) * SUB + (uint32_t)((ns >> (e - JAGER_HIST_SUB_BITS)) & (SUB - 1u));
+    uint32_t sh = 61u - (uint32_t)__builtin_clzll(ns | SUB);
+    uint32_t b = sh * SUB + (uint32_t)(ns >> sh);
     return b < JAGER_HIST_BUCKETS ? b : JAGER_HIST_BUCKETS - 1u;
 }
+
+uint32_t jg_hist_bucket(uint64_t ns) { return hist_bucket(ns); }
 
 uint64_t jager_hist_bucket_lower_ns(uint32_t b)
 {
@@ -24,14 +30,26 @@ uint64_t jager_hist_bucket_lower_ns(uint32_t b)
     return (uint64_t)(SUB + sub) << (e - JAGER_HIST_SUB_BITS);
 }
 
-jager_span jager_span_begin(jager_site site)
+/* The hot paths below are leaf functions: every rare case (thread state to create, a
+ * clock_gettime clock, a site aggregate to allocate, no ring, a record that needs a pad or
+ * finds the ring full) leaves by a tail call to a cold function, so the common path saves
+ * no registers and sets up no frame. */
+
+/* The site's filter verdict. jg_sites holds jg_site_info entries (a constant size, so no
+ * multiply by elem_size), and site 0's verdict is always 0 (registry.c appends it zeroed
+ * and never filters it), so one test also makes site 0 — and any unknown id — inert. */
+static JG_INLINE int site_on(jager_site site)
 {
-    jager_span s = {0, 0, 0};
-    if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire) || site == 0)) return s;
-    const jg_site_info *si = jg_site_get(site);
-    if (JG_UNLIKELY(!si || !atomic_load_explicit(&si->enabled, memory_order_relaxed))) return s;
-    jg_tls *t = jg_tls_fast();
-    if (JG_UNLIKELY(!t)) return s;
+    if (JG_UNLIKELY(site >= atomic_load_explicit(&jg_sites.count, memory_order_acquire))) return 0;
+    /* Below count, the chunk is there: it is published before count and never freed. */
+    const jg_site_info *chunk = atomic_load_explicit(&jg_sites.chunks[site >> JG_TABLE_CHUNK_BITS], memory_order_acquire);
+    return atomic_load_explicit(&chunk[site & ((1u << JG_TABLE_CHUNK_BITS) - 1)].enabled, memory_order_relaxed) != 0;
+}
+
+/* Begin on an armed thread state: id, span stack; the stamp is the caller's. */
+static JG_INLINE jager_span begin_on(jg_tls *t, jager_site site)
+{
+    jager_span s;
     uint32_t id = ++t->next_span;
     if (JG_UNLIKELY(id == 0)) id = ++t->next_span; /* 0 means "no parent" */
     uint32_t d = t->depth++;
@@ -41,8 +59,43 @@ jager_span jager_span_begin(jager_site site)
     }
     s.site = site;
     s.id = id;
-    s.start_ns = jg_now_ns();
+    s.start_ns = 0;
     return s;
+}
+
+/* The thread state needs creating or re-arming for this run. */
+static JG_COLD jager_span begin_slow(jager_site site)
+{
+    jager_span s = {0, 0, 0};
+    jg_tls *t = jg_tls_get();
+    if (!t) return s;
+    s = begin_on(t, site);
+    s.start_ns = jg_stamp();
+    return s;
+}
+
+/* The clock is clock_gettime (no invariant TSC). */
+static JG_COLD jager_span begin_gettime(jager_span s)
+{
+    s.start_ns = jg_clock_gettime_ns();
+    return s;
+}
+
+/* start_ns holds a stamp (jg_stamp), converted at the end: begin reads the clock and
+ * nothing else. */
+jager_span jager_span_begin(jager_site site)
+{
+    if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire) || !site_on(site))) return (jager_span){0, 0, 0};
+    jg_tls *t = jg_tls_ptr;
+    if (JG_UNLIKELY(!t || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed))) return begin_slow(site);
+    jager_span s = begin_on(t, site);
+#if defined(__x86_64__)
+    if (JG_LIKELY(jg_clock_state.use_tsc)) {
+        s.start_ns = __rdtsc();
+        return s;
+    }
+#endif
+    return begin_gettime(s);
 }
 
 static inline int sample(jg_site_agg *a, uint64_t end)
@@ -64,45 +117,154 @@ static inline int sample(jg_site_agg *a, uint64_t end)
     }
 }
 
-static inline void span_end(jager_span span, uint64_t bytes)
+/* The exact aggregates; then whether the span also becomes an event. */
+static JG_INLINE int agg_add(jg_site_agg *a, uint64_t dur, uint64_t bytes, uint64_t end)
 {
-    if (JG_UNLIKELY(span.site == 0 || !atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
-    uint64_t end = jg_now_ns();
-    jg_tls *t = jg_tls_ptr;
-    /* A span begun in an earlier run (before a re-init) is not this run's. */
-    if (JG_UNLIKELY(!t || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed))) return;
-    uint32_t parent = 0;
-    if (JG_LIKELY(t->depth)) {
-        uint32_t d = --t->depth;
-        if (d) parent = t->stack_id[(d <= JG_MAX_DEPTH ? d : JG_MAX_DEPTH) - 1];
-    }
-    uint64_t dur = end - span.start_ns;
-    jg_site_agg *a = jg_site_agg_fast(t, span.site);
-    jg_bump(&t->spans_ended, 1);
-    if (JG_LIKELY(a)) {
-        jg_bump(&a->calls, 1);
-        jg_bump(&a->total_ns, dur);
-        if (bytes) jg_bump(&a->bytes, bytes);
-        if (dur < atomic_load_explicit(&a->min_ns, memory_order_relaxed)) atomic_store_explicit(&a->min_ns, dur, memory_order_relaxed);
-        if (dur > atomic_load_explicit(&a->max_ns, memory_order_relaxed)) atomic_store_explicit(&a->max_ns, dur, memory_order_relaxed);
-        jg_bump(&a->hist[jg_hist_bucket(dur)], 1);
-        if (!sample(a, end)) return;
-    }
+    jg_bump(&a->calls, 1);
+    jg_bump(&a->total_ns, dur);
+    if (bytes) jg_bump(&a->bytes, bytes);
+    if (dur < atomic_load_explicit(&a->min_ns, memory_order_relaxed)) atomic_store_explicit(&a->min_ns, dur, memory_order_relaxed);
+    if (dur > atomic_load_explicit(&a->max_ns, memory_order_relaxed)) atomic_store_explicit(&a->max_ns, dur, memory_order_relaxed);
+    jg_bump(&a->hist[hist_bucket(dur)], 1);
+    return JG_LIKELY(jg_cfg.c.sample_mode == JAGER_SAMPLE_ALL) || sample(a, end);
+}
+
+/* A span's site and id in one word (site low, id high), as jager_span holds them. */
+#define SID(site, id) ((uint64_t)(site) | (uint64_t)(id) << 32)
+#define SID_SITE(sid) ((jager_site)(sid))
+#define SID_ID(sid) ((uint32_t)((sid) >> 32))
+
+static JG_INLINE void rec_fill(jager_rec_span *r, uint64_t start, uint64_t end, uint64_t sid, uint32_t parent, uint64_t bytes)
+{
+    r->h.type = JAGER_EV_SPAN;
+    r->h.words = sizeof *r / 8;
+    r->h.aux = SID_SITE(sid);
+    r->start_ns = start;
+    r->end_ns = end;
+    r->span_id = SID_ID(sid);
+    r->parent_id = parent;
+    r->bytes = bytes;
+}
+
+/* The record, the general way (no ring, pad, full ring, overwrite). */
+static JG_COLD void record_slow(jg_tls *t, uint64_t start, uint64_t end, uint64_t sid, uint32_t parent, uint64_t bytes)
+{
     if (JG_UNLIKELY(!t->ring)) {
         jg_bump(&t->no_ring_drops, 1);
         return;
     }
-    jager_rec_span *r = jg_ring_reserve(t->ring, sizeof *r);
-    if (JG_UNLIKELY(!r)) return;
-    r->h.type = JAGER_EV_SPAN;
-    r->h.words = sizeof *r / 8;
-    r->h.aux = span.site;
-    r->start_ns = span.start_ns;
-    r->end_ns = end;
-    r->span_id = span.id;
-    r->parent_id = parent;
-    r->bytes = bytes;
-    jg_ring_commit(t->ring, sizeof *r);
+    jg_ring *ring = t->ring;
+    jager_rec_span *r = jg_ring_reserve(ring, sizeof *r);
+    if (JG_LIKELY(r)) {
+        rec_fill(r, start, end, sid, parent, bytes);
+        jg_ring_commit(ring, sizeof *r);
+    }
+    /* Where the fast way may write up to now: tail_cache is fresh after a reserve that
+     * found the ring full by it (tail only grows), and the lap ends at (pos | mask) + 1. */
+    uint64_t by_tail = ring->tail_cache + ring->mask + 1, lap_end = (ring->head_local | ring->mask) + 1;
+    ring->fit_end = by_tail < lap_end ? by_tail : lap_end;
+}
+
+/* The site's aggregate slot is not allocated yet on this thread. */
+static JG_COLD void finish_slow(jg_tls *t, uint64_t start, uint64_t end, uint64_t sid, uint32_t parent, uint64_t bytes)
+{
+    jg_site_agg *a = jg_tls_site_agg(t, SID_SITE(sid));
+    if (JG_LIKELY(a)) {
+        if (!agg_add(a, end - start, bytes, end)) return;
+    } else {
+        jg_bump(&t->spans_ended, 1); /* still counted in spans_total */
+    }
+    record_slow(t, start, end, sid, parent, bytes);
+}
+
+/* The end of the span (stamp \p t0, site and id in \p sid) at stamp \p t1; \p tsc says
+ * whether stamps are TSC ticks (else ns). */
+static JG_INLINE void span_end_at(uint64_t t0, uint64_t sid, uint64_t bytes, uint64_t t1, int tsc)
+{
+    jg_tls *t = jg_tls_ptr;
+    /* A span begun in an earlier run (before a re-init) is not this run's. */
+    if (JG_UNLIKELY(!t || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed))) return;
+    uint32_t parent = 0, d = JG_MAX_DEPTH; /* d: this span's depth, where it is cached */
+    if (JG_LIKELY(t->depth)) {
+        d = --t->depth;
+        if (d) parent = t->stack_id[(d <= JG_MAX_DEPTH ? d : JG_MAX_DEPTH) - 1];
+    }
+    /* One conversion: start, then the duration from the tick delta (a stamp from a core
+     * whose clock trails this one's counts as no time). */
+    uint64_t start, dur;
+#if defined(__x86_64__)
+    if (tsc) {
+        start = jg_tsc_to_ns(t0);
+        dur = t1 > t0 ? jg_ticks_to_ns(t1 - t0) : 0;
+    } else
+#endif
+    {
+        (void)tsc;
+        start = t0;
+        dur = t1 > t0 ? t1 - t0 : 0;
+    }
+    uint64_t end = start + dur;
+
+    /* The aggregate slot: the one the last span at this depth used when it is this site's
+     * (slots live as long as the thread), else two dependent loads. */
+    jager_site site = SID_SITE(sid);
+    jg_site_agg *a;
+    if (JG_LIKELY(d < JG_MAX_DEPTH && t->agg_site[d] == site)) {
+        a = t->agg_at[d];
+    } else {
+        if (JG_UNLIKELY((site >> 14) >= JG_AGG_DIR)) return finish_slow(t, start, end, sid, parent, bytes);
+        jg_agg_mid *mid = atomic_load_explicit(&t->agg_dir[site >> 14], memory_order_acquire);
+        if (JG_UNLIKELY(!mid)) return finish_slow(t, start, end, sid, parent, bytes);
+        jg_site_agg *c = atomic_load_explicit(&(*mid)[(site >> 6) & (JG_AGG_MID - 1)], memory_order_acquire);
+        if (JG_UNLIKELY(!c)) return finish_slow(t, start, end, sid, parent, bytes);
+        a = &c[site & (JG_SITE_CHUNK - 1)];
+        if (d < JG_MAX_DEPTH) {
+            t->agg_site[d] = site;
+            t->agg_at[d] = a;
+        }
+    }
+    if (!agg_add(a, dur, bytes, end)) return;
+
+    /* The record. Rings are at least 4 KiB, so a span record is never too large for one;
+     * the fast way needs no pad before it and free space by the cached tail (fit_end). */
+    jg_ring *r = t->ring;
+    if (JG_UNLIKELY(!r)) return record_slow(t, start, end, sid, parent, bytes);
+    uint64_t pos = r->head_local;
+    if (JG_UNLIKELY(pos + sizeof(jager_rec_span) > r->fit_end)) return record_slow(t, start, end, sid, parent, bytes);
+    jg_bump(&r->emitted, 1);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The same jager_rec_span, as five 8-byte stores. */
+    uint64_t *w = (uint64_t *)(void *)(r->buf + (pos & r->mask));
+    w[0] = JAGER_EV_SPAN | (uint64_t)(sizeof(jager_rec_span) / 8) << 16 | (uint64_t)site << 32;
+    w[1] = start;
+    w[2] = end;
+    w[3] = SID_ID(sid) | (uint64_t)parent << 32;
+    w[4] = bytes;
+#else
+    rec_fill((jager_rec_span *)(r->buf + (pos & r->mask)), start, end, sid, parent, bytes);
+#endif
+    pos += sizeof(jager_rec_span);
+    r->head_local = pos;
+    atomic_store_explicit(&r->head, pos, memory_order_release);
+}
+
+/* The clock is clock_gettime (stamps are ns). */
+static JG_COLD void span_end_gettime(uint64_t t0, uint64_t sid, uint64_t bytes)
+{
+    span_end_at(t0, sid, bytes, jg_clock_gettime_ns(), 0);
+}
+
+static JG_INLINE void span_end(jager_span span, uint64_t bytes)
+{
+    if (JG_UNLIKELY(span.site == 0 || !atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
+    uint64_t sid = SID(span.site, span.id);
+#if defined(__x86_64__)
+    if (JG_LIKELY(jg_clock_state.use_tsc)) {
+        span_end_at(span.start_ns, sid, bytes, __rdtsc(), 1);
+        return;
+    }
+#endif
+    span_end_gettime(span.start_ns, sid, bytes);
 }
 
 void jager_span_end(jager_span span) { span_end(span, 0); }
