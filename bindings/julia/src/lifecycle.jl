@@ -237,8 +237,9 @@ function site_stats(id::Integer)
 end
 site_stats(s::Site) = s.id == 0 ? nothing : site_stats(s.id)
 
-function snapshot_stats!()
-    empty!(SESSION.stats)
+# The core's exact aggregates of every registered site, once per site id.
+function live_site_rows()
+    rows = Tuple{Site,JagerSiteStat}[]
     lock(SITES_LOCK)
     sites = try
         copy(SITES)
@@ -250,6 +251,12 @@ function snapshot_stats!()
         s.id in seen && continue
         push!(seen, s.id)
         r = site_stats(s.id)
-        r === nothing || push!(SESSION.stats, (s, r))
+        r === nothing || push!(rows, (s, r))
     end
+    return rows
+end
+
+function snapshot_stats!()
+    empty!(SESSION.stats)
+    append!(SESSION.stats, live_site_rows())
 end

@@ -16,23 +16,7 @@ end
 
 # The rows: live aggregates while recording, else the snapshot the last stop() took.
 function summary_rows()
-    if ENABLED[]
-        rows = Tuple{Site,JagerSiteStat}[]
-        lock(SITES_LOCK)
-        sites = try
-            copy(SITES)
-        finally
-            unlock(SITES_LOCK)
-        end
-        seen = Set{UInt32}()
-        for s in sites
-            s.id in seen && continue
-            push!(seen, s.id)
-            r = site_stats(s.id)
-            r === nothing || push!(rows, (s, r))
-        end
-        return rows, Float64(time_ns() - SESSION.start_ns)
-    end
+    ENABLED[] && return live_site_rows(), Float64(time_ns() - SESSION.start_ns)
     return copy(SESSION.stats), Float64(SESSION.stop_ns - SESSION.start_ns)
 end
 
