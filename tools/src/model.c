@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model_priv.h"
+#include "toolutil.h"
 
 #define MSG_KEEP_BYTES 512
 
@@ -533,19 +534,7 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
 
     /* The gc plugin emits pauses from its own thread; the thread that triggered (and whose
      * spans the pause stalled) is named by os_tid. Older files lack it: use the record's. */
-    uint32_t thread = ev->thread;
-    uint64_t os_tid = field(p, R, rec, 6);
-    if (os_tid) {
-        uint32_t n = jager_reader_thread_count(m->reader);
-        for (uint32_t t = 1; t <= n; t++) {
-            uint64_t tid = 0;
-            if (jager_reader_thread(m->reader, t, &tid, NULL) == JAGER_OK && tid == os_tid) {
-                thread = t;
-                break;
-            }
-        }
-    }
-    jm_thread_state *ts = thread_state(m, thread);
+    jm_thread_state *ts = thread_state(m, tu_thread_by_os_tid(m->reader, field(p, R, rec, 6), ev->thread));
     if (!ts) return;
     if (ts->npauses && rec->time_ns < ts->pauses[ts->npauses - 1].end) {
         /* Out of order or overlapping on one thread: keep the order the search relies on. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report_timeline_priv.h"
+#include "toolutil.h"
 
 const rt_gc_series_desc rt_gc_series[RT_GC_SERIES] = {
     {"live_bytes", "gc.live_bytes", "bytes"},
@@ -419,15 +420,9 @@ static int lane_reduce(rt_data *d, rt_lane *l)
  * the thread that recorded it. */
 static int place_gc(rt_data *d)
 {
-    uint32_t nth = d->r ? jager_reader_thread_count(d->r) : 0;
     for (size_t i = 0; i < d->ngcp; i++) {
         const rt_gcp *g = &d->gcp[i];
-        uint32_t lane = g->thread;
-        for (uint32_t t = 1; g->os_tid && t <= nth; t++) {
-            uint64_t tid = 0;
-            const char *name = NULL;
-            if (jager_reader_thread(d->r, t, &tid, &name) == JAGER_OK && tid == g->os_tid) { lane = t; break; }
-        }
+        uint32_t lane = tu_thread_by_os_tid(d->r, g->os_tid, g->thread);
         rt_lane *l = lane_get(d, lane);
         if (!l || ev_push(&l->gc, (rt_ev){g->t, g->dur, 0, 0})) return -1;
     }

@@ -192,3 +192,13 @@ const char *tu_site_label(const jager_reader *r, jager_site site, char *buf, siz
     else snprintf(buf, size, "%s", name);
     return buf;
 }
+
+uint32_t tu_thread_by_os_tid(const jager_reader *r, uint64_t os_tid, uint32_t fallback)
+{
+    uint32_t n = (r && os_tid) ? jager_reader_thread_count(r) : 0;
+    for (uint32_t t = 1; t <= n; t++) {
+        uint64_t tid = 0;
+        if (jager_reader_thread(r, t, &tid, NULL) == JAGER_OK && tid == os_tid) return t;
+    }
+    return fallback;
+}

@@ -42,6 +42,10 @@ int tu_buf_putc(tu_buf *b, uint8_t c);
 int tu_buf_printf(tu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tu_buf_free(tu_buf *b);
 
+/** The thread index whose OS thread id is \p os_tid, or \p fallback when none is (the gc
+ *  plugin emits pauses from its own thread and names the triggering one by os_tid). */
+uint32_t tu_thread_by_os_tid(const jager_reader *r, uint64_t os_tid, uint32_t fallback);
+
 /** Site display name "name" or "name (file:line)" into buf. */
 const char *tu_site_label(const jager_reader *r, jager_site site, char *buf, size_t size, int with_location);
 #endif
