@@ -7,8 +7,10 @@
 # against the bare loop and against a pure-Julia @timeit-like section (written here the
 # way TimerOutputs' @timeit works: a Dict lookup of the section under the current parent,
 # a timer stack push/pop, time_ns and gc_bytes before and after, try/finally and
-# accumulation; TimerOutputs itself is not installable here). The last rows time @info
-# through JagerLogger into the rings. Recording goes to a temporary .jgr file.
+# accumulation; TimerOutputs itself is not installable here). Two floors come first: a
+# try/catch alone (Julia's exception handler, which a span around a call that may throw
+# needs) and two reads of the core's clock. The last rows time @info through JagerLogger
+# into the rings. Recording goes to a temporary .jgr file.
 using Jager, Logging, Printf
 
 # N spans per run fit one default 1 MiB ring (40-byte span records), and every run starts
@@ -17,6 +19,9 @@ const N = length(ARGS) >= 1 ? parse(Int, ARGS[1]) : 20_000
 const RUNS = 25
 
 @noinline tiny(x::Float64) = x * 1.0000001 + 1.0
+# The same work behind a check that can throw: inference cannot prove this call nothrow,
+# so its @jäger span keeps Julia's exception handler (see bindings/julia/src/nothrow.jl).
+@noinline tiny_checked(x::Float64) = x < 0 ? throw(DomainError(x)) : x * 1.0000001 + 1.0
 
 # ---- the loops ---------------------------------------------------------------------------
 
@@ -32,6 +37,38 @@ function jager_call(n)
     s = 0.0
     for i in 1:n
         s = @jäger tiny(s)
+    end
+    return s
+end
+
+function jager_checked(n)
+    s = 0.0
+    for i in 1:n
+        s = @jäger tiny_checked(s)
+    end
+    return s
+end
+
+function try_only(n)
+    s = 0.0
+    for i in 1:n
+        try
+            s = tiny(s)
+        catch
+            rethrow()
+        end
+    end
+    return s
+end
+
+# The clock floor of any span: two reads of the core's clock (rdtsc and a conversion).
+function clock_pair(n)
+    s = 0.0
+    for i in 1:n
+        t0 = ccall((:jager_now_ns, Jager.LIB), UInt64, ())
+        s = tiny(s)
+        t1 = ccall((:jager_now_ns, Jager.LIB), UInt64, ())
+        s += (t1 - t0) * 0.0
     end
     return s
 end
@@ -138,12 +175,14 @@ function main()
     out = tempname() * ".jgr"
     nothing_() = nothing
     off = measure([("bare loop", nothing_, bare), ("@jäger, not recording", nothing_, jager_call),
-                   ("@timeit-like (pure Julia)", nothing_, timeit_like)], N)
+                   ("@timeit-like (pure Julia)", nothing_, timeit_like),
+                   ("try/catch alone", nothing_, try_only)], N)
     Jager.start(output = out, env = false, quiet = true)
     timing() = (Jager.flush(); Jager.TRACK_BYTES[] = false; nothing)
     bytes() = (Jager.flush(); Jager.TRACK_BYTES[] = true; nothing)
-    on = measure([("ccall begin/end pair", timing, raw_ccall_pair),
+    on = measure([("clock read pair", timing, clock_pair), ("ccall begin/end pair", timing, raw_ccall_pair),
                   ("@jäger f(x), timing only", timing, jager_call),
+                  ("@jäger f(x) may throw, timing", timing, jager_checked),
                   ("@jäger_block, timing only", timing, jager_block),
                   ("@jäger f(x), with bytes", bytes, jager_call),
                   ("@jäger_block, with bytes", bytes, jager_block)], N)
@@ -161,7 +200,7 @@ function main()
     rows = vcat(off, on)
     bare_ns = rows[1][2]
     timeit_over = rows[3][2] - bare_ns
-    pair_over = rows[4][2] - bare_ns
+    pair_over = rows[6][2] - bare_ns # the ccall begin/end pair
     @printf("Julia %s, N = %d spans per run, best of %d interleaved runs, rings drained before each\n", VERSION, N, RUNS)
     @printf("%-28s %9s %12s %9s %11s %16s\n", "loop", "ns/iter", "overhead ns", "vs bare", "vs ccall", "vs @timeit-like")
     for (name, ns) in rows

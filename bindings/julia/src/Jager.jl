@@ -30,6 +30,8 @@ export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger
 include("lib.jl")
 include("abi.jl")
 include("attrs.jl")
+include("typed_ir.jl")
+include("nothrow.jl")
 include("sites.jl")
 include("macros.jl")
 include("lifecycle.jl")
@@ -47,7 +49,9 @@ end
 # Compiled into the package image, so that a site's first call, first new signature,
 # first error and first log record do not pay inference at run time.
 precompile(register!, (Site,))
-precompile(signature_slow!, (Site, Any, Int))
+precompile(signature_slow!, (Site, Any, Int, Bool))
+precompile(nothrow_world, (Type,))
+precompile(nothrow, (Type,))
 precompile(_on_new_signature, (UInt32, Type))
 precompile(_fail, (Site, JagerSpan, Int64, Any, Any))
 precompile(start, ())
@@ -58,6 +62,7 @@ precompile(summary, (Base.TTY,))
 
 function __init__()
     ENABLED[] = false
+    find_tls_world!()
     load_library!()
     attach_external!()
     return nothing

@@ -12,6 +12,7 @@ module DispatchSensor
 using Libdl
 import ..Jager
 using ..Jager: LIB, available, NEW_SIGNATURE_HOOKS, START_HOOKS, STOP_HOOKS, signature_counts
+using ..Jager: CONST_TYPE, typed_ir, widen, resolve, callee_value, arg_type, method_matches
 
 include("dispatch/verdict.jl")
 include("dispatch/census.jl")

@@ -4,7 +4,8 @@
 # TimerOutputs' macros: the whole expansion is escaped, its locals are gensyms, and the
 # user's code keeps its own line numbers. The span is made exception-safe with the raw
 # `trycatch`/`tryfinally` expression heads, which, unlike `try … end`, open no new scope,
-# so `@jäger x = f(y)` leaves `x` defined after it. While not recording, the expansion
+# so `@jäger x = f(y)` leaves `x` defined after it; a call proved not to throw runs
+# without the handler (nothrow.jl), which is most of a span's cost. While not recording, the expansion
 # costs one load and one branch (`ENABLED[]`) and runs the user's code unchanged.
 
 "True while recording; the only thing a disabled @jäger looks at."
@@ -118,6 +119,8 @@ end
 # A call: callee and positional arguments are evaluated once, before the span, into
 # locals; the signature `Tuple{typeof(f), typeof.(args)...}` is constant-folded where the
 # argument types are inferred, so comparing it with the last one is a pointer comparison.
+# A signature proved nothrow (nothrow.jl) runs the call without an exception handler;
+# any other runs it inside one that records the exception and rethrows it.
 function call_expr(source, site::Site, ex::Expr)
     lhs = nothing
     if ex.head === :(=)
@@ -140,14 +143,18 @@ function call_expr(source, site::Site, ex::Expr)
     call = Expr(:call, fv, callargs...)
     typeof_ = GlobalRef(Core, :Typeof)
     sig = Expr(:curly, GlobalRef(Core, :Tuple), :($typeof_($fv)), (:($typeof_($s)) for s in argsyms)...)
-    val, v, sp, b0, sg = gensym(:val), gensym(:v), gensym(:span), gensym(:bytes0), gensym(:sig)
+    val, v, sp, b0, sg, ung = gensym(:val), gensym(:v), gensym(:span), gensym(:bytes0), gensym(:sig), gensym(:unguarded)
+    guarded = Expr(:trycatch, :($v = $call),
+                   Expr(:block, :($(g(:_fail))($site, $sp, $b0, $sg, $(Expr(:the_exception)))),
+                        :($(g(:rethrow))())))
+    # Keyword arguments make the call another signature than `sig` (a kwcall), whose proof
+    # we do not have: such sites always keep the handler.
+    haskw = length(argsyms) != length(ex.args) - 1
     instrumented = Expr(:block,
         :(local $sg = $sig),
-        :(local ($sp, $b0) = $(g(:_enter))($site, $sg)),
+        :(local ($sp, $b0, $ung) = $(g(:_enter))($site, $sg, $(!haskw))),
         :(local $v),
-        Expr(:trycatch, :($v = $call),
-             Expr(:block, :($(g(:_fail))($site, $sp, $b0, $sg, $(Expr(:the_exception)))),
-                  :($(g(:rethrow))()))),
+        haskw ? guarded : Expr(:if, ung, :($v = $call), guarded),
         :($(g(:_leave))($sp, $b0)),
         v)
     # Built without quote blocks, which would add line numbers of this file.

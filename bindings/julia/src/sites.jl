@@ -12,9 +12,14 @@
 mutable struct SigSlot
     last::Any              # the last signature type seen on this thread, `nothing` at first
     idx::Int               # its index in the site's `sigs`
-    counts::Vector{Int}    # calls per signature index on this thread
+    counts::Vector{Int}    # calls per signature index on this thread, but for `run`
+    run::Int               # calls of `last` not yet added to `counts[idx]`
+    world::UInt            # world in which the nothrow proof was decided for `last`
+    fast::UInt             # that world if `last` was proved nothrow (nothrow.jl)
 end
-SigSlot() = SigSlot(nothing, 0, Int[])
+"A world no counter reaches: `world` and `fast` before a decision, `fast` without a proof."
+const NO_WORLD = typemax(UInt)
+SigSlot() = SigSlot(nothing, 0, Int[], 0, NO_WORLD, NO_WORLD)
 
 "A @jäger call site (one per macro expansion)."
 mutable struct Site
@@ -73,6 +78,9 @@ function reset_signatures!()
             for s in st.slots
                 s.last = nothing
                 s.idx = 0
+                s.run = 0
+                s.world = NO_WORLD
+                s.fast = NO_WORLD
                 empty!(s.counts)
             end
         end
@@ -112,22 +120,46 @@ function _on_new_signature(site::UInt32, @nospecialize(sig::Type))
     return nothing
 end
 
-# The hot path: one pointer comparison against this thread's last signature.
-@inline function count_signature!(st::Site, @nospecialize(sig))
+# The hot path: one pointer comparison against this thread's last signature. Returns
+# whether the call may run without an exception handler: `sig` was proved nothrow in the
+# world that is still current (a load and a compare; another world decides again).
+@inline function count_signature!(st::Site, @nospecialize(sig), unguarded_ok::Bool)
     slots = st.slots
     tid = Threads.threadid()
     if tid <= length(slots)
         @inbounds slot = slots[tid]
         if sig === slot.last
-            @inbounds slot.counts[slot.idx] += 1
-            return nothing
+            slot.run += 1
+            now = world_now()
+            slot.fast == now && return true      # proved nothrow in this world
+            slot.world == now && return false    # decided in this world: keep the handler
+            return decide_nothrow!(st, slot, sig, unguarded_ok)
         end
     end
-    signature_slow!(st, sig, tid)
-    return nothing
+    return signature_slow!(st, sig, tid, unguarded_ok)
 end
 
-@noinline function signature_slow!(st::Site, @nospecialize(sig), tid::Int)
+"Whether this thread's current signature at a site runs unguarded in the current world."
+unguarded_now(slot::SigSlot) = slot.fast == world_now()
+
+# Decide (or look up) whether this thread's current signature may run unguarded, in the
+# world that is current now; the proof (≈ 1 ms of inference, once per signature and
+# world, cached) runs outside SITES_LOCK.
+@noinline function decide_nothrow!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
+    w = world_now()
+    ok = unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && nothrow_world(sig) == w && w != 0
+    if slot.last === sig
+        slot.world = w
+        slot.fast = ok ? w : NO_WORLD
+    end
+    return ok
+end
+
+# Limit on the signatures of one site whose nothrow proof is attempted: a site that sees
+# many (Val{N} loops) keeps its handler rather than pay inference for each.
+const NOTHROW_SIGS_PER_SITE = 8
+
+@noinline function signature_slow!(st::Site, @nospecialize(sig), tid::Int, unguarded_ok::Bool)
     isnew = false
     lock(SITES_LOCK)
     try
@@ -152,14 +184,18 @@ end
             resize!(slot.counts, idx)
             fill!(view(slot.counts, n+1:idx), 0)
         end
+        slot.idx > 0 && (slot.counts[slot.idx] += slot.run)
         slot.counts[idx] += 1
         slot.idx = idx
+        slot.run = 0
         slot.last = sig
+        slot.world = NO_WORLD
+        slot.fast = NO_WORLD
     finally
         unlock(SITES_LOCK)
     end
     isnew && _on_new_signature(st.id, sig)
-    return nothing
+    return decide_nothrow!(st, st.slots[tid], sig, unguarded_ok)
 end
 
 """
@@ -189,6 +225,7 @@ function merge_counts(sts::Vector{Site})
             n = 0
             for slot in st.slots
                 i <= length(slot.counts) && (n += slot.counts[i])
+                i == slot.idx && (n += slot.run)
             end
             j = findfirst(p -> p.first === sig, out)
             if j === nothing
@@ -236,13 +273,17 @@ end
     return sp, b0
 end
 
-"`_enter` for a call site: first count the argument signature `sig`."
-@inline function _enter(st::Site, @nospecialize(sig))
+"""
+`_enter` for a call site: first count the argument signature `sig`. The third value says
+whether the call may run without an exception handler (proved nothrow, see nothrow.jl);
+`unguarded_ok` is false where the expansion has no unguarded form (keyword arguments).
+"""
+@inline function _enter(st::Site, @nospecialize(sig), unguarded_ok::Bool)
     id = site_id(st)
-    id != 0 && count_signature!(st, sig)
+    unguarded = id != 0 && count_signature!(st, sig, unguarded_ok)
     b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
     sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
-    return sp, b0
+    return sp, b0, unguarded
 end
 
 "Close a span opened by `_enter`."

@@ -9,6 +9,17 @@ end
 # Conditional branches of lowered code: `gotoifnot` on 1.5, Core.GotoIfNot from 1.6.
 const HAS_GOTOIFNOT = isdefined(Core, :GotoIfNot)
 isbranch(st) = HAS_GOTOIFNOT ? st isa Core.GotoIfNot : (st isa Expr && st.head === :gotoifnot)
+branch_dest(st) = HAS_GOTOIFNOT ? st.dest : st.args[2]
+
+# The conditional branches the not-recording path passes: those before the first one
+# (which tests Jager.ENABLED) and those from its "false" target on. The recording path
+# may branch more (a call proved nothrow runs without the exception handler).
+function disabled_path_branches(f, types)
+    code = code_lowered(f, types)[1].code
+    first = findfirst(isbranch, code)
+    first === nothing && return 0
+    return 1 + count(isbranch, code[1:first-1]) + count(isbranch, code[branch_dest(code[first]):end])
+end
 
 # @allocated inside a function: at top level the interpreter boxes the result.
 allocated_call(f, x) = @allocated f(x)
@@ -19,8 +30,9 @@ allocated_call(f, x) = @allocated f(x)
     allocated_call(disabled_call, 10); allocated_call(disabled_block, 1)
     @test allocated_call(disabled_call, 10) == 0
     @test allocated_call(disabled_block, 1) == 0
+    @test disabled_path_branches(disabled_block, (Int,)) == 1
+    @test disabled_path_branches(disabled_call, (Int,)) == 1
     @test count(isbranch, code_lowered(disabled_block, (Int,))[1].code) == 1
-    @test count(isbranch, code_lowered(disabled_call, (Int,))[1].code) == 1
 
     # Calls made before a recording starts leave nothing in it.
     for _ in 1:10

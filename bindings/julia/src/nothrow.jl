@@ -1,0 +1,261 @@
+# nothrow.jl — can a call at a @jäger site throw? The verdict lets a site skip Julia's
+# exception handler, the largest cost of an exception-safe span.
+#
+# A `try` costs about 15–20 ns on Julia 1.5 (jl_excstack_state, jl_enter_handler,
+# __sigsetjmp, jl_pop_handler on every pass), as much as the rest of the span without the
+# clock. A call that provably cannot throw needs no handler to keep its span exception-safe,
+# so the call form of @jäger runs such calls unguarded and everything else inside a handler
+# that records the exception and rethrows it. The proof is inference's: from Julia 1.8 on
+# `Base.infer_effects` says whether a signature is nothrow; before, the optimized IR is
+# walked (a few callee levels deep) and only statements known not to throw pass:
+# arithmetic and comparison intrinsics, control flow, `new` of a concrete type,
+# `getfield`/`setfield!` of existing fields, unchecked (`@inbounds`) array element access of
+# bits types, and static calls (`:invoke`) of methods that pass the same test. Anything
+# else — a throw, a bounds check, a dynamic call, a foreign call, division — keeps the
+# handler. Asynchronous errors (an interrupt at a safepoint, a stack overflow) are outside
+# what inference models, as in Julia's own effect analysis.
+#
+# A verdict holds for the world it was computed in: a method definition anywhere moves the
+# world counter, and a site's fast path compares the counter with the verdict's world, so a
+# redefined callee is never run unguarded on a stale proof. Proofs are made only by code
+# running in the latest world; code in an older world (a function that defined methods
+# with @eval after it started) keeps its handlers. The one case left open is another task
+# on the same thread, started in an older world, reaching the same site and signature
+# while a newer world's proof is current: a redefinition that made the callee nothrow
+# would then let that task's older, throwing method run unguarded. Its exception would
+# still propagate unchanged; only that span would stay open in the core.
+
+const HAS_INFER_EFFECTS = isdefined(Base, :infer_effects) && isdefined(Core.Compiler, :is_nothrow)
+const NOTHROW_DEPTH = 3       # callee levels walked below the signature
+const NOTHROW_METHODS = 16    # methods inferred per verdict at most
+const NOTHROW_STMTS = 2000    # statements examined per verdict at most
+
+"Intrinsics that never throw whatever their (well-typed) arguments."
+const NOTHROW_INTRINSICS = Set{Symbol}([
+    :add_float, :sub_float, :mul_float, :div_float, :rem_float, :fma_float, :muladd_float,
+    :neg_float, :abs_float, :copysign_float, :sqrt_llvm, :sqrt_llvm_fast, :floor_llvm,
+    :ceil_llvm, :trunc_llvm, :rint_llvm, :add_float_fast, :sub_float_fast, :mul_float_fast,
+    :div_float_fast, :neg_float_fast, :eq_float, :ne_float, :lt_float, :le_float,
+    :eq_float_fast, :ne_float_fast, :lt_float_fast, :le_float_fast, :fpiseq, :fpislt,
+    :add_int, :sub_int, :mul_int, :neg_int, :and_int, :or_int, :xor_int, :not_int,
+    :shl_int, :lshr_int, :ashr_int, :slt_int, :sle_int, :ult_int, :ule_int, :eq_int, :ne_int,
+    :bswap_int, :ctpop_int, :ctlz_int, :cttz_int, :flipsign_int, :abs_int,
+    :checked_sadd_int, :checked_uadd_int, :checked_ssub_int, :checked_usub_int,
+    :checked_smul_int, :checked_umul_int, :sext_int, :zext_int, :trunc_int, :fptrunc,
+    :fpext, :sitofp, :uitofp, :fptosi, :fptoui, :bitcast, :arraylen,
+])
+
+# Builtins by name where this Julia has them (array builtins went away in 1.11).
+core_builtin(name::Symbol) = isdefined(Core, name) ? getfield(Core, name) : nothing
+
+"Builtins that never throw on any arguments."
+const NOTHROW_BUILTINS = filter(!isnothing, Any[(===), typeof, Core.tuple, core_builtin(:nfields),
+                                                core_builtin(:arraylen)])
+const ARRAYREF = Any[core_builtin(:arrayref), core_builtin(:const_arrayref)]
+const ARRAYSET = core_builtin(:arrayset)
+const ARRAYSIZE = core_builtin(:arraysize)
+
+"""
+    nothrow(sig::Type) -> Bool
+
+True when inference proves that calling the concrete signature `sig`
+(`Tuple{typeof(f), ArgTypes...}`) cannot throw, in the current world. False when it can,
+when it cannot tell, or when the callee is not a singleton function. Never throws.
+"""
+function nothrow(@nospecialize(sig))
+    try
+        sig isa DataType && sig <: Tuple && !isempty(sig.parameters) || return false
+        ft = sig.parameters[1]
+        ft isa DataType && isdefined(ft, :instance) || return false
+        isconcretetype(sig) || return false
+        if HAS_INFER_EFFECTS
+            f = ft.instance
+            types = Tuple{sig.parameters[2:end]...}
+            return Core.Compiler.is_nothrow(Base.infer_effects(f, types))
+        end
+        return nothrow_walk(sig)
+    catch
+        return false
+    end
+end
+
+mutable struct WalkBudget
+    methods::Int
+    stmts::Int
+end
+
+function nothrow_walk(@nospecialize(sig))
+    seen = IdDict{Any,Bool}()
+    return method_nothrow(sig, 0, seen, WalkBudget(NOTHROW_METHODS, NOTHROW_STMTS))
+end
+
+# `seen` maps a method signature to its verdict, `false` while it is being walked: a
+# recursive call finds `false` (recursion is not bounded here) and a repeated one the result.
+function method_nothrow(@nospecialize(sig), depth::Int, seen::IdDict{Any,Bool}, b::WalkBudget)
+    v = get(seen, sig, nothing)
+    v === nothing || return v
+    seen[sig] = false
+    (b.methods -= 1) < 0 && return false
+    r = typed_ir(sig)
+    r === nothing && return false
+    ci, rettype = r
+    widen(rettype) === Union{} && return false   # always throws
+    (b.stmts -= length(ci.code)) < 0 && return false
+    for st in ci.code
+        stmt_nothrow(ci, st, depth, seen, b) || return false
+    end
+    seen[sig] = true
+    return true
+end
+
+# Statement kinds that carry no operation: markers, scopes, loop hints.
+const INERT_HEADS = (:meta, :inbounds, :loopinfo, :code_coverage_effect, :gc_preserve_begin,
+                     :gc_preserve_end, :aliasscope, :popaliasscope, :boundscheck, :line,
+                     :simdloop, :return)
+
+function stmt_nothrow(ci, @nospecialize(st), depth::Int, seen, b::WalkBudget)
+    st isa Expr || return value_nothrow(ci, st)
+    h = st.head
+    h in INERT_HEADS && return true
+    if h === :gotoifnot
+        return arg_type(ci, st.args[1]) === Bool
+    elseif h === :new
+        T = resolve(st.args[1])
+        return T isa DataType && isconcretetype(T)     # inference checked the field types
+    elseif h === :invoke
+        depth < NOTHROW_DEPTH || return false
+        mi = st.args[1]
+        if isdefined(Core, :CodeInstance) && mi isa Core.CodeInstance
+            mi = mi.def
+        end
+        mi isa Core.MethodInstance || return false
+        return method_nothrow(mi.specTypes, depth + 1, seen, b)
+    elseif h === :call
+        return call_nothrow(ci, st)
+    elseif h === :(=)
+        return length(st.args) == 2 && stmt_nothrow(ci, st.args[2], depth, seen, b)
+    end
+    return false   # foreigncall, throw_undef_if_not, enter/leave, static_parameter, …
+end
+
+# Non-Expr statements: control flow nodes, SSA/slot references, constants.
+function value_nothrow(ci, @nospecialize(st))
+    n = nameof(typeof(st))
+    n === :GotoIfNot && return arg_type(ci, st.cond) === Bool
+    n === :ReturnNode && return isdefined(st, :val)   # a bare ReturnNode marks unreachable code
+    st isa GlobalRef && return isdefined(st.mod, st.name)
+    return true     # GotoNode, PhiNode, PiNode, NewvarNode, LineNumberNode, SSAValue, literals
+end
+
+function call_nothrow(ci, st::Expr)
+    isempty(st.args) && return false
+    f = callee_value(ci, st.args[1])
+    args = st.args[2:end]
+    if f isa Core.IntrinsicFunction
+        return nameof_intrinsic(f) in NOTHROW_INTRINSICS
+    end
+    f isa Core.Builtin || return false
+    any(x -> x === f, NOTHROW_BUILTINS) && return true
+    if f === isa
+        return length(args) == 2 && arg_type(ci, args[2]) <: Type
+    elseif f === Core.ifelse
+        return length(args) == 3 && arg_type(ci, args[1]) === Bool
+    elseif f === getfield
+        return 2 <= length(args) <= 3 && field_ok(arg_type(ci, args[1]), resolve(args[2]))
+    elseif f === setfield!
+        length(args) == 3 || return false
+        T = arg_type(ci, args[1])
+        T isa DataType && is_mutable_type(T) || return false
+        field_ok(T, resolve(args[2])) || return false
+        return arg_type(ci, args[3]) <: fieldtype(T, resolve(args[2]))
+    elseif f !== nothing && any(x -> x === f, ARRAYREF)
+        # arrayref(boundscheck, A, i...): unchecked, of an element type that is never #undef
+        return length(args) >= 3 && resolve(args[1]) === false && bits_array(arg_type(ci, args[2]))
+    elseif f === ARRAYSIZE
+        # arraysize(A, d) fails only for d < 1
+        d = resolve(args[end])
+        return length(args) == 2 && arg_type(ci, args[1]) <: Array && d isa Int && d >= 1
+    elseif f === ARRAYSET
+        length(args) >= 4 && resolve(args[1]) === false || return false
+        A = arg_type(ci, args[2])
+        return bits_array(A) && arg_type(ci, args[3]) <: eltype(A)
+    end
+    return false
+end
+
+nameof_intrinsic(f::Core.IntrinsicFunction) = Symbol(string(f))
+
+bits_array(@nospecialize(A)) = A isa DataType && A <: Array && isbitstype(eltype(A))
+
+# A field read that cannot fail: the field exists (by constant name or index) and holds a
+# bits value or sits in an immutable object (never left #undef by a constructor we see).
+function field_ok(@nospecialize(T), @nospecialize(name))
+    T isa DataType && isconcretetype(T) || return false
+    name isa Symbol || name isa Int || return false
+    i = name isa Symbol ? Base.fieldindex(T, name, false) : name
+    1 <= i <= fieldcount(T) || return false
+    return isbitstype(fieldtype(T, i)) || !is_mutable_type(T)
+end
+
+is_mutable_type(T::DataType) = isdefined(Base, :ismutabletype) ? Base.ismutabletype(T) : T.mutable
+
+# ---- the verdicts a site uses --------------------------------------------------------------
+
+"Verdicts by signature with the world they were computed in."
+const NOTHROW_CACHE = IdDict{Any,Tuple{Bool,UInt}}()
+const NOTHROW_LOCK = ReentrantLock()
+
+"""
+Whether libjulia exports its world counter (checked by the Julia that loads the package):
+without it every site keeps its handler. Native code is generated in the running process,
+so the hot path reads the counter at a constant address.
+"""
+const HAS_WORLD_COUNTER = try
+    cglobal(:jl_world_counter, UInt) != C_NULL
+catch
+    false
+end
+
+"Whether libjulia tells the calling task's world (proofs are made only in the latest)."
+const HAS_TLS_WORLD = Ref(false)
+
+function find_tls_world!()
+    HAS_TLS_WORLD[] = try
+        cglobal(:jl_get_tls_world_age) != C_NULL
+    catch
+        false
+    end
+    return nothing
+end
+
+"The world counter now (a plain load; 0 when unknown: no proof is made in world 0)."
+@inline function world_now()
+    @static if HAS_WORLD_COUNTER
+        return unsafe_load(cglobal(:jl_world_counter, UInt))
+    else
+        return UInt(0)
+    end
+end
+
+"""
+The world in which `sig` was proved nothrow, or 0 when it was not (or cannot be). Cached
+per signature and world: a method definition anywhere starts the proof over.
+"""
+function nothrow_world(@nospecialize(sig))
+    w = world_now()
+    w == 0 && return UInt(0)
+    HAS_TLS_WORLD[] || return UInt(0)
+    ccall(:jl_get_tls_world_age, UInt, ()) == w || return UInt(0)   # running in an older world
+    hit = lock(() -> get(NOTHROW_CACHE, sig, nothing), NOTHROW_LOCK)
+    hit !== nothing && hit[2] == w && return hit[1] ? w : UInt(0)
+    ok = analysis_shell(sig)
+    lock(() -> (NOTHROW_CACHE[sig] = (ok, w)), NOTHROW_LOCK)
+    return ok ? w : UInt(0)
+end
+
+# Inference for the proof runs in the latest world and, with the dispatch sensor
+# capturing compiles, outside its capture: the proof's inference is not the program's.
+function analysis_shell(@nospecialize(sig))
+    f = () -> Base.invokelatest(nothrow, sig)
+    return isdefined(@__MODULE__, :DispatchSensor) ? DispatchSensor.without_capture(f)::Bool : f()::Bool
+end
