@@ -12,6 +12,10 @@
 #                          off vs on: the sensor's first-sight work (a string, one ccall).
 #   new signature (drain)  ms per signature later, at drain (verdict by inference, counts,
 #                          census): off the call site, paid at Jager.stop/flush.
+#   nothrow proof          µs per new signature for the binding's own proof that the call
+#                          cannot throw (bindings/julia/src/nothrow.jl), paid on the call
+#                          site's slow path once per signature and world, with or without
+#                          the plugin (with it, inference runs outside compile capture).
 # Prints a table; asserts nothing.
 using Jager, Printf
 
@@ -76,13 +80,28 @@ function new_signature_cost(on::Bool, r::Int)
     end
 end
 
+@noinline vscale(::Val{N}, x::Float64) where {N} = x * 2.0 + 1.0
+
+function nothrow_cost(on::Bool, r::Int)
+    base = NEXT_VAL[]
+    NEXT_VAL[] += K
+    sigs = Type[Tuple{typeof(vscale),Val{base + i},Float64} for i in 1:K]
+    return recording(on, "nothrow_$(on)_$r") do
+        t0 = time_ns()
+        proved = count(sig -> Jager.nothrow_world(sig) != 0, sigs)
+        proved == K || error("nothrow proof failed for $(K - proved) of $K signatures")
+        (time_ns() - t0) / K / 1e3
+    end
+end
+
 function main()
     @printf("dispatch sensor cost — N = %d spans, K = %d new signatures, best of %d (Julia %s)\n",
             N, K, RUNS, VERSION)
     # Warm everything (both paths compiled), then alternate off/on runs so that drift in
     # the machine's load hits both columns alike; keep the best of each.
     span_ns(false, 0); span_ns(true, 0); new_signature_cost(false, 0); new_signature_cost(true, 0)
-    off = on = soff = son = doff = don = Inf
+    nothrow_cost(false, 0); nothrow_cost(true, 0)
+    off = on = soff = son = doff = don = poff = pon = Inf
     for r in 1:RUNS
         off = min(off, span_ns(false, r))
         on = min(on, span_ns(true, r))
@@ -90,11 +109,14 @@ function main()
         soff = min(soff, a); doff = min(doff, b)
         a, b = new_signature_cost(true, r)
         son = min(son, a); don = min(don, b)
+        poff = min(poff, nothrow_cost(false, r))
+        pon = min(pon, nothrow_cost(true, r))
     end
     @printf("%-28s %12s %12s %8s\n", "", "off", "on", "on/off")
     @printf("%-28s %9.1f ns %9.1f ns %8.3f\n", "span after the first", off, on, on / off)
     @printf("%-28s %9.2f µs %9.2f µs %8.2f\n", "new signature, call site", soff, son, son / soff)
     @printf("%-28s %9.3f ms %9.3f ms %8s\n", "new signature, at drain", doff, don, "-")
+    @printf("%-28s %9.1f µs %9.1f µs %8.2f\n", "nothrow proof, per signature", poff, pon, pon / poff)
 end
 
 main()

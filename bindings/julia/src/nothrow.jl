@@ -15,15 +15,16 @@
 # handler. Asynchronous errors (an interrupt at a safepoint, a stack overflow) are outside
 # what inference models, as in Julia's own effect analysis.
 #
-# A verdict holds for the world it was computed in: a method definition anywhere moves the
-# world counter, and a site's fast path compares the counter with the verdict's world, so a
-# redefined callee is never run unguarded on a stale proof. Proofs are made only by code
-# running in the latest world; code in an older world (a function that defined methods
-# with @eval after it started) keeps its handlers. The one case left open is another task
-# on the same thread, started in an older world, reaching the same site and signature
-# while a newer world's proof is current: a redefinition that made the callee nothrow
-# would then let that task's older, throwing method run unguarded. Its exception would
-# still propagate unchanged; only that span would stay open in the core.
+# A proof is made in the calling task's world (the methods that call will run) and holds
+# while the world counter stays where it was: a method definition anywhere moves the
+# counter, and a site's fast path compares the counter with the one its decision saw, so
+# a redefined callee is never run unguarded on a stale proof. (Swapping the inference
+# hook, as the dispatch sensor does, moves the counter too: sites then decide again, from
+# the cache.) The one case left open is another task on the same thread, running in an
+# older world, reaching the same site and signature while the proof is current: if a
+# redefinition since that older world made the callee nothrow, that task's older,
+# throwing method would run unguarded. Its exception would still propagate unchanged;
+# only that span would stay open in the core.
 
 const HAS_INFER_EFFECTS = isdefined(Base, :infer_effects) && isdefined(Core.Compiler, :is_nothrow)
 const NOTHROW_DEPTH = 3       # callee levels walked below the signature
@@ -56,13 +57,13 @@ const ARRAYSET = core_builtin(:arrayset)
 const ARRAYSIZE = core_builtin(:arraysize)
 
 """
-    nothrow(sig::Type) -> Bool
+    nothrow(sig::Type, world = latest) -> Bool
 
 True when inference proves that calling the concrete signature `sig`
-(`Tuple{typeof(f), ArgTypes...}`) cannot throw, in the current world. False when it can,
-when it cannot tell, or when the callee is not a singleton function. Never throws.
+(`Tuple{typeof(f), ArgTypes...}`) cannot throw, with the methods of `world`. False when it
+can, when it cannot tell, or when the callee is not a singleton function. Never throws.
 """
-function nothrow(@nospecialize(sig))
+function nothrow(@nospecialize(sig), world::UInt = Base.get_world_counter())
     try
         sig isa DataType && sig <: Tuple && !isempty(sig.parameters) || return false
         ft = sig.parameters[1]
@@ -71,22 +72,23 @@ function nothrow(@nospecialize(sig))
         if HAS_INFER_EFFECTS
             f = ft.instance
             types = Tuple{sig.parameters[2:end]...}
-            return Core.Compiler.is_nothrow(Base.infer_effects(f, types))
+            return Core.Compiler.is_nothrow(Base.infer_effects(f, types; world = world))
         end
-        return nothrow_walk(sig)
+        return nothrow_walk(sig, world)
     catch
         return false
     end
 end
 
 mutable struct WalkBudget
+    world::UInt
     methods::Int
     stmts::Int
 end
 
-function nothrow_walk(@nospecialize(sig))
+function nothrow_walk(@nospecialize(sig), world::UInt)
     seen = IdDict{Any,Bool}()
-    return method_nothrow(sig, 0, seen, WalkBudget(NOTHROW_METHODS, NOTHROW_STMTS))
+    return method_nothrow(sig, 0, seen, WalkBudget(world, NOTHROW_METHODS, NOTHROW_STMTS))
 end
 
 # `seen` maps a method signature to its verdict, `false` while it is being walked: a
@@ -96,7 +98,7 @@ function method_nothrow(@nospecialize(sig), depth::Int, seen::IdDict{Any,Bool}, 
     v === nothing || return v
     seen[sig] = false
     (b.methods -= 1) < 0 && return false
-    r = typed_ir(sig)
+    r = typed_ir(sig, b.world)
     r === nothing && return false
     ci, rettype = r
     widen(rettype) === Union{} && return false   # always throws
@@ -201,7 +203,7 @@ is_mutable_type(T::DataType) = isdefined(Base, :ismutabletype) ? Base.ismutablet
 
 # ---- the verdicts a site uses --------------------------------------------------------------
 
-"Verdicts by signature with the world they were computed in."
+"Verdicts by signature with the world whose methods they were proved for."
 const NOTHROW_CACHE = IdDict{Any,Tuple{Bool,UInt}}()
 const NOTHROW_LOCK = ReentrantLock()
 
@@ -237,25 +239,30 @@ end
     end
 end
 
+"The calling task's world (the latest when libjulia does not tell)."
+caller_world() = HAS_TLS_WORLD[] ? ccall(:jl_get_tls_world_age, UInt, ()) : Base.get_world_counter()
+
 """
-The world in which `sig` was proved nothrow, or 0 when it was not (or cannot be). Cached
-per signature and world: a method definition anywhere starts the proof over.
+The world counter after proving `sig` nothrow in the caller's world, or 0 when it cannot
+be proved (or the counter is unknown). Proofs are cached per signature and world.
 """
 function nothrow_world(@nospecialize(sig))
-    w = world_now()
-    w == 0 && return UInt(0)
-    HAS_TLS_WORLD[] || return UInt(0)
-    ccall(:jl_get_tls_world_age, UInt, ()) == w || return UInt(0)   # running in an older world
+    HAS_WORLD_COUNTER || return UInt(0)
+    t = caller_world()
     hit = lock(() -> get(NOTHROW_CACHE, sig, nothing), NOTHROW_LOCK)
-    hit !== nothing && hit[2] == w && return hit[1] ? w : UInt(0)
-    ok = analysis_shell(sig)
-    lock(() -> (NOTHROW_CACHE[sig] = (ok, w)), NOTHROW_LOCK)
-    return ok ? w : UInt(0)
+    if hit !== nothing && hit[2] == t
+        ok = hit[1]
+    else
+        ok = analysis_shell(sig, t)
+        lock(() -> (NOTHROW_CACHE[sig] = (ok, t)), NOTHROW_LOCK)
+    end
+    # Read after the proof: pausing the sensor's compile capture moves the counter.
+    return ok ? world_now() : UInt(0)
 end
 
-# Inference for the proof runs in the latest world and, with the dispatch sensor
-# capturing compiles, outside its capture: the proof's inference is not the program's.
-function analysis_shell(@nospecialize(sig))
-    f = () -> Base.invokelatest(nothrow, sig)
+# With the dispatch sensor capturing compiles, the proof's inference runs outside the
+# capture: it is not the program's.
+function analysis_shell(@nospecialize(sig), world::UInt)
+    f = () -> nothrow(sig, world)
     return isdefined(@__MODULE__, :DispatchSensor) ? DispatchSensor.without_capture(f)::Bool : f()::Bool
 end

@@ -146,8 +146,8 @@ unguarded_now(slot::SigSlot) = slot.fast == world_now()
 # world that is current now; the proof (≈ 1 ms of inference, once per signature and
 # world, cached) runs outside SITES_LOCK.
 @noinline function decide_nothrow!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
-    w = world_now()
-    ok = unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && nothrow_world(sig) == w && w != 0
+    ok = unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && nothrow_world(sig) != 0
+    w = world_now()   # after the proof, which may move it (see nothrow_world)
     if slot.last === sig
         slot.world = w
         slot.fast = ok ? w : NO_WORLD

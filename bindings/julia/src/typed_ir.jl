@@ -12,9 +12,9 @@ const CONST_TYPE = isdefined(Core, :Const) ? Core.Const : Core.Compiler.Const
 
 # The matching methods of a signature as (method, specTypes, sparams) — 1.5 returns
 # SimpleVectors, later versions MethodMatch objects.
-function method_matches(@nospecialize(sig))
+function method_matches(@nospecialize(sig), world::UInt = Base.get_world_counter())
     out = Tuple{Method,Any,Core.SimpleVector}[]
-    ms = Base._methods_by_ftype(sig, -1, Base.get_world_counter())
+    ms = Base._methods_by_ftype(sig, -1, world)
     ms isa AbstractVector || return out
     for x in ms
         if x isa Core.SimpleVector
@@ -26,18 +26,18 @@ function method_matches(@nospecialize(sig))
     return out
 end
 
-# Optimized, typed IR of the one method a concrete signature calls, with line info:
-# `CodeInfo => rettype`, or `nothing` (no single match, inference failed).
-function typed_ir(@nospecialize(sig))
+# Optimized, typed IR of the one method a concrete signature calls in `world` (the
+# latest by default), with line info: `CodeInfo => rettype`, or `nothing` (no single
+# match, inference failed).
+function typed_ir(@nospecialize(sig), world::UInt = Base.get_world_counter())
     if HAS_CODE_TYPED_BY_TYPE
-        r = Base.code_typed_by_type(sig; optimize = true, debuginfo = :source)
+        r = Base.code_typed_by_type(sig; optimize = true, debuginfo = :source, world = world)
         return length(r) == 1 ? r[1] : nothing
     end
     HAS_COMPILER_PARAMS || return nothing
-    ms = method_matches(sig)
+    ms = method_matches(sig, world)
     length(ms) == 1 || return nothing
     m, types, sparams = ms[1]
-    world = Base.get_world_counter()
     code, ty = Core.Compiler.typeinf_code(m, types, sparams, true, Core.Compiler.Params(world))
     code === nothing && return nothing
     return code => ty
