@@ -68,6 +68,14 @@ function record(scenario, ...args) {
   return out;
 }
 
+// Two workers meeting at a barrier (rec_barrier): 'balanced' or 'skewed'.
+function recordBarrier(mode) {
+  const out = tmp(`barrier-${mode}.jgr`);
+  const r = run(process.env.REC_BARRIER, [out, mode]);
+  if (r.code !== 0) throw new Error(`rec_barrier ${mode} failed (${r.code}): ${r.err}`);
+  return out;
+}
+
 // Record an example program (examples/c) into a fresh file.
 function recordExample(name, ...args) {
   const out = tmp(`${name}.jgr`);
@@ -84,4 +92,4 @@ function* walk(nodes, parent = null) {
   }
 }
 
-module.exports = { tmp, check, done, run, jager, jagerJson, record, recordExample, walk, dir };
+module.exports = { tmp, check, done, run, jager, jagerJson, record, recordBarrier, recordExample, walk, dir };

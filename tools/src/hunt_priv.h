@@ -16,6 +16,10 @@ typedef struct hunt_list {
 double hunt_base(const jm_model *m, hunt_kind kind);
 /** A new zeroed finding at the end of \p l, or NULL (l->oom set). */
 hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_ns, const jm_model *m);
+/** Free what a finding owns (not the finding itself). */
+void hunt_finding_free(hunt_finding *f);
+/** Remove (and free) the findings of \p kind at \p site already in \p l. */
+void hunt_remove(hunt_list *l, hunt_kind kind, jager_site site);
 /** Set the finding's location to a site. */
 void hunt_at_site(hunt_finding *f, const jm_model *m, jager_site site);
 /** printf into an owned string (NULL on OOM, which also sets l->oom). */
@@ -37,14 +41,17 @@ int hunt_nesting_build(const jm_model *m, const hunt_list *l, size_t from, hunt_
 /** 1 if some span of site \p inner ran inside a span of site \p outer. */
 int hunt_nesting_under(const hunt_nesting *nest, jager_site inner, jager_site outer);
 void hunt_nesting_free(hunt_nesting *nest);
+/** 1 if a region name says it waits for others (barrier, lock, wait, recv, join, …). */
+int hunt_is_wait(const char *name);
 /** "1.23 s" etc. into a caller buffer. */
 const char *hunt_ns(char *buf, size_t size, double ns);
 
-/* The rules, one per concern (hunt_rules_time.c, hunt_rules_julia.c). */
+/* The rules, one per concern (hunt_rules_time.c, hunt_rules_threads.c, hunt_rules_julia.c). */
 void hunt_rule_slow_regions(const jm_model *m, hunt_list *l);
 void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l);
 void hunt_rule_allocations(const jm_model *m, hunt_list *l);
 void hunt_rule_exceptions(const jm_model *m, hunt_list *l);
+void hunt_rule_load_imbalance(const jm_model *m, hunt_list *l);
 void hunt_rule_dropped(const jm_model *m, hunt_list *l);
 void hunt_rule_plugin_events(const jm_model *m, hunt_list *l);
 void hunt_rule_type_instability(const jm_model *m, hunt_list *l);

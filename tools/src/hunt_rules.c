@@ -1,5 +1,6 @@
 /* hunt_rules.c — running the rules, ranking and freeing findings, and the helpers the
  * rule files share (hunt_priv.h). */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,8 @@
 
 static const char *const kind_names[HUNT_KIND_COUNT] = {
     "slow_region", "gc_pressure", "allocation_hotspot", "type_instability", "dispatch_diversity",
-    "specialization_explosion", "compile_time", "exception_hotspot", "dropped_events", "plugin_events",
+    "specialization_explosion", "compile_time", "exception_hotspot", "load_imbalance", "dropped_events",
+    "plugin_events",
 };
 
 const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_names[k] : "unknown"; }
@@ -102,6 +104,24 @@ void hunt_detail(hunt_list *l, hunt_finding *f, const char *fmt, ...)
     f->details[f->ndetails++] = s;
 }
 
+void hunt_finding_free(hunt_finding *f)
+{
+    free(f->title);
+    free(f->hint);
+    free(f->owned_func);
+    for (uint32_t i = 0; i < f->ndetails; i++) free(f->details[i]);
+}
+
+void hunt_remove(hunt_list *l, hunt_kind kind, jager_site site)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->items[i].kind == kind && l->items[i].site == site) hunt_finding_free(&l->items[i]);
+        else l->items[k++] = l->items[i];
+    }
+    l->n = k;
+}
+
 double hunt_site_time(const jm_site *s)
 {
     /* top_ns comes from span events (possibly sampled); scale it to the exact total. */
@@ -168,6 +188,19 @@ void hunt_nesting_free(hunt_nesting *nest)
     nest->n = 0;
 }
 
+/* Regions that wait for others (barriers, locks, messages): their tails mean imbalance. */
+int hunt_is_wait(const char *name)
+{
+    static const char *const words[] = {"wait", "barrier", "lock", "mutex", "join", "recv", "sync", "allreduce"};
+    char low[128];
+    size_t n = 0;
+    for (; name[n] && n < sizeof low - 1; n++) low[n] = (char)tolower((unsigned char)name[n]);
+    low[n] = 0;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strstr(low, words[i])) return 1;
+    return 0;
+}
+
 const char *hunt_ns(char *buf, size_t size, double ns) { return tu_fmt_ns(buf, size, ns); }
 
 /* Warnings about the recording first, then cost (unknown cost last), generic notes at the end. */
@@ -188,14 +221,6 @@ static int by_rank(const void *a, const void *b)
     return strcmp(x->title ? x->title : "", y->title ? y->title : "");
 }
 
-static void finding_free(hunt_finding *f)
-{
-    free(f->title);
-    free(f->hint);
-    free(f->owned_func);
-    for (uint32_t i = 0; i < f->ndetails; i++) free(f->details[i]);
-}
-
 int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_t *n)
 {
     hunt_options def;
@@ -211,6 +236,7 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
     hunt_rule_gc_pressure(m, &l);
     hunt_rule_allocations(m, &l);
     hunt_rule_exceptions(m, &l);
+    hunt_rule_load_imbalance(m, &l);
     hunt_rule_type_instability(m, &l);
     hunt_rule_dispatch_diversity(m, &l);
     hunt_rule_specializations(m, &l);
@@ -229,7 +255,7 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
         int keep = f->kind == HUNT_DROPPED_EVENTS || f->kind == HUNT_PLUGIN_EVENTS || f->cost_ns < 0 ||
                    f->pct_of_run >= o->min_pct;
         if (keep) l.items[k++] = *f;
-        else finding_free(f);
+        else hunt_finding_free(f);
     }
     if (k > 1) qsort(l.items, k, sizeof *l.items, by_rank);
     *out = l.items;
@@ -244,6 +270,6 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
 void hunt_free(hunt_finding *f, size_t n)
 {
     if (!f) return;
-    for (size_t i = 0; i < n; i++) finding_free(&f[i]);
+    for (size_t i = 0; i < n; i++) hunt_finding_free(&f[i]);
     free(f);
 }

@@ -23,6 +23,7 @@ typedef enum hunt_kind {
     HUNT_SPECIALIZATION_EXPLOSION,
     HUNT_COMPILE_TIME,
     HUNT_EXCEPTION_HOTSPOT,
+    HUNT_LOAD_IMBALANCE,    /**< threads waiting at a barrier/lock for the slowest one */
     HUNT_DROPPED_EVENTS,
     HUNT_PLUGIN_EVENTS,     /**< events of plugins hunt has no rule for, reported generically */
     HUNT_KIND_COUNT

@@ -2,7 +2,6 @@
  * allocation hotspots, exception hotspots; and the two notes about the recording itself
  * (dropped events, events of plugins no rule knows). Thresholds: docs/hunt.md. */
 #include <stdlib.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,28 +39,12 @@ static void suppress_enclosing(const jm_model *m, hunt_list *l, size_t from, dou
     size_t k = from;
     for (size_t i = from; i < l->n; i++) {
         if (l->items[i].cost_ns == -2) {
-            free(l->items[i].title);
-            free(l->items[i].hint);
-            for (uint32_t d = 0; d < l->items[i].ndetails; d++) free(l->items[i].details[d]);
-            free(l->items[i].owned_func);
+            hunt_finding_free(&l->items[i]);
             continue;
         }
         l->items[k++] = l->items[i];
     }
     l->n = k;
-}
-
-/* Regions that wait for others (barriers, locks, messages): their tails mean imbalance. */
-static int is_wait(const char *name)
-{
-    static const char *const words[] = {"wait", "barrier", "lock", "mutex", "join", "recv", "sync", "allreduce"};
-    char low[128];
-    size_t n = 0;
-    for (; name[n] && n < sizeof low - 1; n++) low[n] = (char)tolower((unsigned char)name[n]);
-    low[n] = 0;
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (strstr(low, words[i])) return 1;
-    return 0;
 }
 
 void hunt_rule_slow_regions(const jm_model *m, hunt_list *l)
@@ -88,7 +71,7 @@ void hunt_rule_slow_regions(const jm_model *m, hunt_list *l)
                             s->name, (unsigned long long)s->tail_calls, (unsigned long long)s->calls, JM_TAIL_FACTOR,
                             hunt_ns(a, sizeof a, (double)s->p50_ns), hunt_ns(b, sizeof b, (double)s->p99_ns),
                             hunt_ns(c, sizeof c, (double)s->max_ns), hunt_ns(d, sizeof d, cost), f->pct_of_run);
-        if (is_wait(s->name))
+        if (hunt_is_wait(s->name))
             f->hint = hunt_fmt(l, "`%s` waits for other threads or ranks: its slow calls are time spent waiting for the "
                                   "slowest participant (load imbalance). Balance the work before the wait (smaller or "
                                   "dynamically scheduled chunks) or overlap it with independent work; the report's "
