@@ -259,8 +259,11 @@ JAGER_API jager_span jager_span_begin(jager_site site);
 
 /**
  * \brief Close \p span: update the site's exact aggregates and, per the sampling policy,
- *        record a span event (start, end, span id, parent id). Spans must end in LIFO
- *        order on the thread that began them. [any-thread][hot-path] \since 1.0
+ *        record a span event (start, end, span id, parent id). Spans end on the thread
+ *        that began them, normally innermost first; one that ends while spans opened
+ *        after it are still open (coroutines or tasks interleaved on the thread,
+ *        overlapping regions) leaves them open, and its parent is the span open below it.
+ *        [any-thread][hot-path] \since 1.0
  */
 JAGER_API void jager_span_end(jager_span span);
 

@@ -177,6 +177,23 @@ static JG_COLD void finish_slow(jg_tls *t, uint64_t start, uint64_t end, uint64_
     record_slow(t, start, end, sid, parent, bytes);
 }
 
+/* A span ends that is not the innermost open one: spans opened after it are still open
+ * (another Julia task's or coroutine's spans interleaved on this thread, or regions that
+ * overlap on purpose). Its entry is taken out of the middle of the stack, so those keep
+ * theirs and their own ends find them; its parent is the entry below it. \p d is the top
+ * (below JG_MAX_DEPTH); returns the span's depth, or \p d when it is not on the stack
+ * (begun beyond JG_MAX_DEPTH), which ends the top entry as before. */
+static JG_COLD uint32_t unstack_inner(jg_tls *t, uint32_t d, uint32_t id)
+{
+    uint32_t k = d;
+    while (k > 0 && t->stack_id[k - 1] != id) k--;
+    if (k == 0) return d;
+    k--;
+    memmove(&t->stack_id[k], &t->stack_id[k + 1], (d - k) * sizeof t->stack_id[0]);
+    memmove(&t->stack_site[k], &t->stack_site[k + 1], (d - k) * sizeof t->stack_site[0]);
+    return k;
+}
+
 /* The end of the span (stamp \p t0, site and id in \p sid) at stamp \p t1; \p tsc says
  * whether stamps are TSC ticks (else ns). */
 static JG_INLINE void span_end_at(uint64_t t0, uint64_t sid, uint64_t bytes, uint64_t t1, int tsc)
@@ -187,6 +204,7 @@ static JG_INLINE void span_end_at(uint64_t t0, uint64_t sid, uint64_t bytes, uin
     uint32_t parent = 0, d = JG_MAX_DEPTH; /* d: this span's depth, where it is cached */
     if (JG_LIKELY(t->depth)) {
         d = --t->depth;
+        if (JG_UNLIKELY(d < JG_MAX_DEPTH && t->stack_id[d] != SID_ID(sid))) d = unstack_inner(t, d, SID_ID(sid));
         if (d) parent = t->stack_id[(d <= JG_MAX_DEPTH ? d : JG_MAX_DEPTH) - 1];
     }
     /* One conversion: start, then the duration from the tick delta (a stamp from a core

@@ -90,6 +90,41 @@ static void test_nesting_and_parents(void **state)
     memsink_free(m);
 }
 
+/* Spans that end out of order (two Julia tasks interleaved on one thread, overlapping
+ * regions): each keeps its own entry, parents stay those of the stack at the end, and
+ * the stack is empty afterwards. */
+static void test_out_of_order_ends(void **state)
+{
+    (void)state;
+    jager_config c = tu_config(0);
+    memsink *m = start(&c);
+    jager_site s = jager_site_register("interleaved", __FILE__, __LINE__);
+    jager_span root = jager_span_begin(s);
+    jager_span x = jager_span_begin(s);   /* task A */
+    jager_span y = jager_span_begin(s);   /* task B, interleaved */
+    jager_span y2 = jager_span_begin(s);  /* inside y */
+    jager_span_end(x);                    /* A ends first: y and y2 stay open */
+    jager_span_end(y2);
+    jager_span_end(y);
+    jager_span_end(root);
+    jager_span after = jager_span_begin(s);
+    jager_span_end(after);
+    jager_shutdown();
+    assert_int_equal(memsink_count(m, JAGER_EV_SPAN, 0, 0), 5);
+    const jager_rec_span *ex = nth_span(m, 0), *ey2 = nth_span(m, 1), *ey = nth_span(m, 2), *er = nth_span(m, 3),
+                         *ea = nth_span(m, 4);
+    assert_int_equal(ex->span_id, x.id);
+    assert_int_equal(ex->parent_id, root.id);
+    assert_int_equal(ey2->span_id, y2.id);
+    assert_int_equal(ey2->parent_id, y.id);
+    assert_int_equal(ey->span_id, y.id);
+    assert_int_equal(ey->parent_id, root.id); /* x's entry was taken out from under it */
+    assert_int_equal(er->span_id, root.id);
+    assert_int_equal(er->parent_id, 0);
+    assert_int_equal(ea->parent_id, 0);       /* nothing left open */
+    memsink_free(m);
+}
+
 static void test_duration_against_nanosleep(void **state)
 {
     (void)state;
@@ -234,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_inert_before_init),
         cmocka_unit_test(test_site_register_idempotent),
         cmocka_unit_test(test_nesting_and_parents),
+        cmocka_unit_test(test_out_of_order_ends),
         cmocka_unit_test(test_duration_against_nanosleep),
         cmocka_unit_test(test_aggregates_and_percentiles),
         cmocka_unit_test(test_hist_buckets),

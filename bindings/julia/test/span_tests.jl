@@ -160,3 +160,24 @@ splatted(xs...) = sum(xs)
     kw = only([s for s in Jager.sites() if s.name == "kwfun" && s.id == site_ids(rec, "kwfun")[1]])
     @test Jager.signature_counts(kw.id) == [Tuple{typeof(kwfun),Int} => 1]
 end
+
+# Two tasks interleaved on one thread: the first to begin ends first, while the other's
+# span is still open. Each keeps its own duration, neither is its own parent, and nothing
+# stays open after them.
+@testset "spans of interleaved tasks" begin
+    rec = recorded("tasks") do
+        @sync begin
+            @async @jäger_block "task short" sleep(0.02)
+            @async @jäger_block "task long" sleep(0.1)
+        end
+        @jäger_block "after tasks" nothing
+    end
+    short = only(spans(rec, site_id(rec, "task short")))
+    long = only(spans(rec, site_id(rec, "task long")))
+    after = only(spans(rec, site_id(rec, "after tasks")))
+    @test 0.02e9 <= short.end_ns - short.start_ns < 0.09e9
+    @test 0.1e9 <= long.end_ns - long.start_ns < 1e9
+    @test short.start_ns < long.start_ns && short.end_ns < long.end_ns   # interleaved, not nested
+    @test short.parent_id == 0 && long.parent_id == 0
+    @test after.parent_id == 0
+end
