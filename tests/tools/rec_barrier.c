@@ -5,12 +5,13 @@
  *   rec_barrier OUT.jgr skewed     the same, but the worker named "slow-worker" works 6 ms a
  *                                  round: "fast-worker" waits ≈ 4 ms a round (160 ms in all)
  *
- * Work is a wall-clock spin, so the durations hold on a loaded 2-CPU machine too.
+ * Work is a sleep of that length (see work_ns).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "jager.h"
 
@@ -26,10 +27,12 @@ typedef struct worker {
     uint64_t work_ns;
 } worker;
 
-static void spin_ns(uint64_t ns)
+/* Work is a sleep: its length holds when other tests keep both CPUs busy (a spin would be
+ * descheduled and stretched), and sleeping threads never compete with each other. */
+static void work_ns(uint64_t ns)
 {
-    uint64_t t0 = jager_now_ns();
-    while (jager_now_ns() - t0 < ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0) {
     }
 }
 
@@ -40,7 +43,7 @@ static void *run(void *arg)
     pthread_barrier_wait(&barrier); /* start together */
     for (int i = 0; i < ROUNDS; i++) {
         jager_span sp = jager_span_begin(s_work);
-        spin_ns(w->work_ns);
+        work_ns(w->work_ns);
         jager_span_end(sp);
         jager_span b = jager_span_begin(s_wait);
         pthread_barrier_wait(&barrier);

@@ -51,12 +51,16 @@ flip[Math.floor(flip.length / 2)] ^= 0x5a;
 const flipped = tmp('flipped.jgr');
 fs.writeFileSync(flipped, flip);
 const fr = jager(['summary', flipped, '--format', 'json']);
-check(fr.code === 2 || fr.code === 3, `corrupt byte: exit ${fr.code} (2 or 3)`);
+check(fr.code === 3, `corrupt byte after good frames: exit ${fr.code} (3, partial)`);
 check(fr.err.includes(flipped) && fr.err.trim().length > 0, `corrupt byte: message: ${fr.err.trim()}`);
-if (fr.code === 3) {
-  let ok = true;
-  try { JSON.parse(fr.out); } catch (e) { ok = false; }
-  check(ok, 'corrupt byte: partial JSON still parses');
+let partialOk = true;
+try { JSON.parse(fr.out); } catch (e) { partialOk = false; }
+check(partialOk, 'corrupt byte: partial JSON still parses');
+// Every command reading the file says the same (one exit-code rule).
+for (const args of [['hunt', flipped], ['export', flipped, '--format', 'csv', '-o', tmp('flipped.csv')],
+  ['report', flipped, '-o', tmp('flipped.html')]]) {
+  const r = jager(args);
+  check(r.code === 3 && r.err.includes(flipped), `${args[0]} on the corrupt file: exit ${r.code} (3)`);
 }
 
 // Usage errors.

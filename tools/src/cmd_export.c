@@ -1,8 +1,8 @@
 /* `jager export --format chrome|speedscope|pprof|parquet|csv FILE.jgr [-o OUT]`
  *
  * One streaming pass over the recording through the chosen exporter (export.h). A
- * truncated recording exports its good prefix and exits 3; a corrupt or unreadable one
- * exits 2 with the reader's message (after exporting whatever came before the damage). */
+ * recording cut or damaged after a good prefix exports that prefix and exits 3 with the
+ * reader's message; one with nothing readable exits 2. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ static void usage(FILE *out)
           "recording's monotonic clock (INT64, exact; not a wall-clock timestamp), then the\n"
           "event's fields with ids resolved to names. Chrome times are us since the start.\n"
           "\n"
-          "exit codes: 0 ok, 1 usage, 2 unreadable or corrupt input, 3 truncated input\n"
+          "exit codes: 0 ok, 1 usage, 2 unreadable input, 3 partial (cut or damaged after a good prefix)\n"
           "(the good prefix was exported)\n",
           out);
 }
@@ -212,10 +212,9 @@ int cmd_export(int argc, char **argv)
         code = JAGER_EXIT_INPUT;
         goto out;
     }
+    /* As every command: a file cut or damaged after a good prefix exported that prefix
+     * (exit 3, partial), one with nothing readable is bad input (exit 2). */
     code = tu_finish("export", o.input, r, rc);
-    /* A file damaged after a good prefix still exported that prefix; corruption is
-     * nevertheless bad input, not merely a short file. */
-    if (rc < 0 && rc != JAGER_E_TRUNCATED) code = JAGER_EXIT_INPUT;
 out:
     if (ex && st) ex->free(st);
     jager_reader_close(r);

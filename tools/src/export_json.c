@@ -6,14 +6,12 @@
 
 #include "toolutil.h"
 
-static size_t utf8_seq(const unsigned char *s, size_t n) { return tu_utf8_len(s, n); }
-
 int ex_utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
         if (p[i] < 0x80) { i++; continue; }
-        size_t l = utf8_seq(p + i, n - i);
+        size_t l = tu_utf8_len(p + i, n - i);
         if (!l) return 0;
         i += l;
     }
@@ -25,7 +23,7 @@ int ex_utf8_clean(tu_buf *b, const char *s, size_t n)
     const unsigned char *p = (const unsigned char *)s;
     size_t run = 0; /* start of the pending valid run */
     for (size_t i = 0; i < n;) {
-        size_t l = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
+        size_t l = p[i] < 0x80 ? 1 : tu_utf8_len(p + i, n - i);
         if (l) { i += l; continue; }
         if (tu_buf_put(b, s + run, i - run) || TU_PUTS(b, "\xEF\xBF\xBD")) return -1;
         run = ++i;
@@ -33,44 +31,12 @@ int ex_utf8_clean(tu_buf *b, const char *s, size_t n)
     return tu_buf_put(b, s + run, n - run);
 }
 
+static int put_buf(void *ctx, const char *p, size_t n) { return tu_buf_put(ctx, p, n); }
+
 int ex_json_str(tu_buf *b, const char *s, size_t n)
 {
     if (!s) return TU_PUTS(b, "null");
-    if (n == (size_t)-1) n = strlen(s);
-    const unsigned char *p = (const unsigned char *)s;
-    if (tu_buf_putc(b, '"')) return -1;
-    size_t run = 0;
-    char esc[8];
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t l = 1;
-        const char *rep = NULL;
-        if (c < 0x80) {
-            switch (c) {
-            case '"': rep = "\\\""; break;
-            case '\\': rep = "\\\\"; break;
-            case '\n': rep = "\\n"; break;
-            case '\r': rep = "\\r"; break;
-            case '\t': rep = "\\t"; break;
-            default:
-                if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&') {
-                    snprintf(esc, sizeof esc, "\\u%04x", c);
-                    rep = esc;
-                }
-            }
-        } else {
-            l = utf8_seq(p + i, n - i);
-            if (!l) { rep = "\\ufffd"; l = 1; }
-            else if (l == 3 && p[i] == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
-                rep = p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
-        }
-        if (rep) {
-            if (tu_buf_put(b, s + run, i - run) || tu_buf_put(b, rep, strlen(rep))) return -1;
-            run = i + l;
-        }
-        i += l;
-    }
-    if (tu_buf_put(b, s + run, n - run)) return -1;
+    if (tu_buf_putc(b, '"') || tu_json_escape(s, n == (size_t)-1 ? strlen(s) : n, put_buf, b)) return -1;
     return tu_buf_putc(b, '"');
 }
 

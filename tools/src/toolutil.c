@@ -53,36 +53,58 @@ size_t tu_utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
-void tu_json_str(FILE *out, const char *s, size_t n)
+int tu_json_escape(const char *s, size_t n, int (*put)(void *ctx, const char *p, size_t n), void *ctx)
 {
-    if (!s) { fputs("null", out); return; }
-    if (n == (size_t)-1) n = strlen(s);
     const unsigned char *p = (const unsigned char *)s;
-    fputc('"', out);
+    size_t run = 0; /* start of the pending run copied as is */
+    char esc[8];
     for (size_t i = 0; i < n;) {
         unsigned c = p[i];
+        size_t l = 1;
+        const char *rep = NULL;
         if (c < 0x80) {
             switch (c) {
-            case '"': fputs("\\\"", out); break;
-            case '\\': fputs("\\\\", out); break;
-            case '\n': fputs("\\n", out); break;
-            case '\r': fputs("\\r", out); break;
-            case '\t': fputs("\\t", out); break;
-            case '<': case '>': case '&': fprintf(out, "\\u%04x", c); break;
+            case '"': rep = "\\\""; break;
+            case '\\': rep = "\\\\"; break;
+            case '\n': rep = "\\n"; break;
+            case '\r': rep = "\\r"; break;
+            case '\t': rep = "\\t"; break;
             default:
-                if (c < 0x20 || c == 0x7f) fprintf(out, "\\u%04x", c);
-                else fputc((int)c, out);
+                if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&') {
+                    snprintf(esc, sizeof esc, "\\u%04x", c);
+                    rep = esc;
+                }
             }
-            i++;
-            continue;
+        } else {
+            l = tu_utf8_len(p + i, n - i);
+            if (!l) {
+                rep = "\\ufffd";
+                l = 1;
+            } else if (l == 3 && p[i] == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9)) {
+                rep = p[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
+            }
         }
-        size_t l = tu_utf8_len(p + i, n - i);
-        if (!l) { fputs("\\ufffd", out); i++; continue; }
-        if (l == 3 && p[i] == 0xE2 && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
-            fprintf(out, "\\u%04x", p[i + 2] == 0xA8 ? 0x2028 : 0x2029);
-        else fwrite(p + i, 1, l, out);
+        if (rep) {
+            int rc = put(ctx, s + run, i - run);
+            if (!rc) rc = put(ctx, rep, strlen(rep));
+            if (rc) return rc;
+            run = i + l;
+        }
         i += l;
     }
+    return put(ctx, s + run, n - run);
+}
+
+static int put_file(void *ctx, const char *p, size_t n) { return n && fwrite(p, 1, n, ctx) != n ? -1 : 0; }
+
+void tu_json_str(FILE *out, const char *s, size_t n)
+{
+    if (!s) {
+        fputs("null", out);
+        return;
+    }
+    fputc('"', out);
+    tu_json_escape(s, n == (size_t)-1 ? strlen(s) : n, put_file, out);
     fputc('"', out);
 }
 

@@ -19,6 +19,10 @@ int tu_finish(const char *cmd, const char *path, jager_reader *r, int rc);
  *  \uXXXX too, so the result is also safe inside an HTML <script> block. Invalid UTF-8
  *  bytes become U+FFFD. */
 void tu_json_str(FILE *out, const char *s, size_t n);
+/** The escaping behind tu_json_str (without the quotes): \p put receives the bytes to
+ *  write in order, runs copied as they are and escapes. \return 0, or the first nonzero
+ *  value \p put returned (writing stops there). */
+int tu_json_escape(const char *s, size_t n, int (*put)(void *ctx, const char *p, size_t n), void *ctx);
 /** Length of the valid UTF-8 sequence at \p s (at most \p n bytes, n ≥ 1), 0 if invalid
  *  (overlong forms, surrogates and values past U+10FFFF are invalid). */
 size_t tu_utf8_len(const unsigned char *s, size_t n);
