@@ -5,7 +5,9 @@
  * allocation in the pre callback kills the process), take no lock. They write into
  * storage allocated at init: an in-flight slot claimed by the triggering thread in pre and
  * released in post, and a slot of the pause queue filled in post. Interning the stack
- * and emitting the event happen later, off the callbacks (gc_drain.c).
+ * and emitting gc.pause happen later, off the callbacks (gc_drain.c). The one record
+ * written in a callback is gc.stall, and only on a thread with spans open: its thread
+ * state and ring exist, so the core's emit neither allocates nor locks.
  *
  * Late callbacks are harmless: every body first counts itself active, then checks the
  * armed flag; removal clears the flag, unregisters, and waits for the active count to
@@ -106,6 +108,11 @@ static void on_post(gc_state *st, int collection)
     if (!f) {
         atomic_fetch_add_explicit(&st->unpaired, 1, memory_order_relaxed);
         return;
+    }
+    if (f->nsites) {
+        /* Into this thread's ring, ahead of the end of every span the pause stalled. */
+        uint64_t dur = t1 > f->start_ns ? t1 - f->start_ns : 0;
+        st->host->emit(st->t_stall, f->start_ns ? f->start_ns : 1, &dur, 1);
     }
     uint64_t ticket = 0;
     gc_pause *p = gc_queue_reserve(&st->q, &ticket);

@@ -132,7 +132,7 @@ typedef struct gc_state {
     const jager_host_api *host;
     jager_plugin_handle *self;
     gc_julia jl;
-    uint16_t t_pause, t_site_time, t_sample;
+    uint16_t t_pause, t_site_time, t_sample, t_stall;
     uint32_t depth, interval_ms, queue_cap;
     uint32_t eager;              /* 1: drain right after each collection (JAGER_GC_EAGER) */
     uintptr_t own_lo, own_hi; /* the plugin's own code: its frames are cut from stacks */

@@ -33,6 +33,12 @@ static const jager_field_desc pause_fields[] = {
     {"plugin_ns", JAGER_FIELD_DURATION_NS, 0}, /* the plugin's own time in the callbacks */
     {"site", JAGER_FIELD_SITE, 0},       /* innermost open site on the triggering thread, 0 if none */
 };
+/* Written by the post-GC callback into the triggering thread's own ring (only when that
+ * thread has spans open), so that it reaches the file before every span the collection
+ * stalled; gc.pause, with the stack, follows from the plugin's thread. */
+static const jager_field_desc stall_fields[] = {
+    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+};
 static const jager_field_desc site_time_fields[] = {
     {"site", JAGER_FIELD_SITE, 0},
     {"gc_ns", JAGER_FIELD_DURATION_NS, 0},
@@ -98,7 +104,8 @@ static jager_status gc_init(const jager_host_api *host, jager_plugin_handle *sel
     if ((s = host->register_type(self, "gc.pause", pause_fields, GC_N(pause_fields), &st->t_pause)) != JAGER_OK ||
         (s = host->register_type(self, "gc.site_time", site_time_fields, GC_N(site_time_fields), &st->t_site_time)) !=
             JAGER_OK ||
-        (s = host->register_type(self, "gc.sample", sample_fields, GC_N(sample_fields), &st->t_sample)) != JAGER_OK)
+        (s = host->register_type(self, "gc.sample", sample_fields, GC_N(sample_fields), &st->t_sample)) != JAGER_OK ||
+        (s = host->register_type(self, "gc.stall", stall_fields, GC_N(stall_fields), &st->t_stall)) != JAGER_OK)
         goto fail;
     if ((s = gc_queue_init(&st->q, st->queue_cap)) != JAGER_OK) goto fail;
     pthread_mutex_init(&st->drain_lock, NULL);

@@ -307,7 +307,7 @@ test('truncated input: the good prefix is exported, exit 3', () => {
   }
 });
 
-test('corrupt or missing input: exit 2 with a message; bad usage: exit 1', () => {
+test('unreadable or missing input: exit 2; damaged after a good prefix: exit 3 (partial); bad usage: exit 1', () => {
   const { jgr } = recording();
   const bytes = Buffer.from(fs.readFileSync(jgr));
   const bad = outPath('bad.jgr');
@@ -321,9 +321,11 @@ test('corrupt or missing input: exit 2 with a message; bad usage: exit 1', () =>
   for (let i = Math.floor(mid.length / 2); i < Math.floor(mid.length / 2) + 64; i++) mid[i] ^= 0x5a;
   const bad2 = outPath('bad2.jgr');
   fs.writeFileSync(bad2, mid);
-  r = jager('export', '--format', 'csv', bad2, '-o', outPath('bad2-csv'));
-  assert.equal(r.status, 2, `corrupt middle: ${r.stderr}`);
+  const bad2csv = outPath('bad2-csv');
+  r = jager('export', '--format', 'csv', bad2, '-o', bad2csv);
+  assert.equal(r.status, 3, `corrupt middle: the good prefix is exported, partial: ${r.stderr}`);
   assert.match(r.stderr, /jager export: .*bad2\.jgr: .+/);
+  assert.ok(fs.readdirSync(bad2csv).length > 0, 'corrupt middle: the prefix was written');
   r = jager('export', '--format', 'chrome', outPath('missing.jgr'));
   assert.equal(r.status, 2);
   r = jager('export', '--format', 'nope', jgr);

@@ -4,7 +4,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { tmp, check, done, run, jagerJson } = require('./tutil');
+const { tmp, check, done, run, jagerJson, walk } = require('./tutil');
 
 const src = process.env.JAGER_SOURCE_DIR;
 const plugins = process.env.JAGER_PLUGIN_DIR;
@@ -67,6 +67,20 @@ check(!!ah, `allocation-heavy loop: ${ah && ah.title}`);
 const gp = has(churn, 'gc_pressure', 'step');
 check(!gp || gp.title.includes('triggered from `step`'), `GC trigger named in the program: ${gp && gp.title}`);
 check(none(churn, 'step!'), 'the in-place step! is not flagged');
+// GC time per call path: `step` is a short span inside `solve`; the gc plugin's gc.stall
+// records reach the file before the spans they stalled, so the path solve → step carries
+// the same GC time as the plugin's exact per-site figure (gc.site_time).
+const { json: cs } = jagerJson(['summary', churnFile]);
+if (cs) {
+  const stepSite = cs.sites.find((x) => x.name === 'step');
+  const stepNode = [...walk(cs.trees[0].nodes)].find((x) => x.node.name === 'step' && x.parent && x.parent.name === 'solve');
+  check(!!stepSite && !!stepNode && stepSite.gc_ns > 0, `churn: step has GC time (${stepSite && stepSite.gc_ns} ns)`);
+  if (stepSite && stepNode) {
+    const ratio = stepNode.node.gc_ns / stepSite.gc_ns;
+    check(ratio > 0.9 && ratio <= 1.0001, `churn: solve → step GC ${stepNode.node.gc_ns} ns = ${(100 * ratio).toFixed(1)}% of the site's exact ${stepSite.gc_ns} ns`);
+    check(stepNode.node.gc_pauses >= 0.9 * stepSite.gc_pauses, `churn: ${stepNode.node.gc_pauses} of ${stepSite.gc_pauses} pauses on the path`);
+  }
+}
 
 const clean = hunt(withDispatch('examples/julia/clean_kernels.jl'));
 const bad = clean.filter((f) => !['compile_time', 'plugin_events', 'dropped_events'].includes(f.kind));

@@ -197,6 +197,34 @@ static void attach_orphan(jm_model *m, jm_tree *into, uint32_t at, jm_tree *orph
 
 /* ---- GC overlap ---- */
 
+/* The first of \p n pauses (ordered, not overlapping) that ends after \p start. */
+static uint32_t first_ending_after(const jm_pause *v, uint32_t n, uint64_t start)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (v[mid].end <= start) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Stall time (gc.stall) on \p ts overlapping [start, end). Stalls reach the file before
+ * the spans they stalled, so short spans get their GC time too. */
+static void stall_overlap(const jm_thread_state *ts, uint64_t start, uint64_t end, uint64_t *gc_ns, uint64_t *pauses)
+{
+    *gc_ns = 0;
+    *pauses = 0;
+    if (end <= start) return;
+    for (uint32_t i = first_ending_after(ts->stalls, ts->nstalls, start); i < ts->nstalls && ts->stalls[i].start < end; i++) {
+        uint64_t a = ts->stalls[i].start > start ? ts->stalls[i].start : start;
+        uint64_t b = ts->stalls[i].end < end ? ts->stalls[i].end : end;
+        if (b <= a) continue;
+        *gc_ns += b - a;
+        (*pauses)++;
+    }
+}
+
 /* GC pause time on \p ts overlapping [start, end); credits trigger stacks to \p site. */
 static void gc_overlap(jm_model *m, jm_thread_state *ts, uint32_t site, uint64_t start, uint64_t end,
                        uint64_t *gc_ns, uint64_t *pauses)
@@ -205,13 +233,7 @@ static void gc_overlap(jm_model *m, jm_thread_state *ts, uint32_t site, uint64_t
     *gc_ns = 0;
     *pauses = 0;
     if (!ts->npauses || end <= start) return;
-    uint32_t lo = 0, hi = ts->npauses; /* first pause ending after start (ends are ordered) */
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (ts->pauses[mid].end <= start) lo = mid + 1;
-        else hi = mid;
-    }
-    for (uint32_t i = lo; i < ts->npauses && ts->pauses[i].start < end; i++) {
+    for (uint32_t i = first_ending_after(ts->pauses, ts->npauses, start); i < ts->npauses && ts->pauses[i].start < end; i++) {
         jm_pause *pz = &ts->pauses[i];
         uint64_t a = pz->start > start ? pz->start : start, b = pz->end < end ? pz->end : end;
         if (b <= a) continue;
@@ -246,9 +268,16 @@ static void gc_prune(jm_model *m, jm_thread_state *ts, uint64_t t, uint32_t keep
         if (!ts->pauses[n].attributed) m->gc.unattributed_ns += ts->pauses[n].end - ts->pauses[n].start;
         n++;
     }
-    if (!n) return;
-    memmove(ts->pauses, ts->pauses + n, (ts->npauses - n) * sizeof *ts->pauses);
-    ts->npauses -= n;
+    if (n) {
+        memmove(ts->pauses, ts->pauses + n, (ts->npauses - n) * sizeof *ts->pauses);
+        ts->npauses -= n;
+    }
+    for (n = 0; n < ts->nstalls && (ts->stalls[n].end <= t || ts->nstalls - n > keep_max); n++) {
+    }
+    if (n) {
+        memmove(ts->stalls, ts->stalls + n, (ts->nstalls - n) * sizeof *ts->stalls);
+        ts->nstalls -= n;
+    }
 }
 
 /* ---- spans ---- */
@@ -293,6 +322,7 @@ static void add_span(jm_model *m, const jager_event *ev)
     jm_node self = {.site = site, .calls = 1, .incl_ns = dur, .min_ns = dur, .max_ns = dur, .bytes = rec->bytes};
     self.errors = take_errors(ts, id);
     gc_overlap(m, ts, site, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
+    if (p->have_stalls) stall_overlap(ts, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
     a->gc_ns += self.gc_ns;
     a->gc_pauses += self.gc_pauses;
     if (self.gc_ns && a->hist && !a->hist_nogc) {
@@ -439,6 +469,7 @@ static const struct role_def {
 } role_defs[] = {
     {"gc.pause", JM_ROLE_GC_PAUSE, {"duration_ns", "stack", "full", "allocd_bytes", "freed_bytes", "live_bytes", "os_tid"}},
     {"gc.site_time", JM_ROLE_GC_SITE_TIME, {"site", "gc_ns", "pauses"}},
+    {"gc.stall", JM_ROLE_GC_STALL, {"duration_ns"}},
     {"dispatch.signature", JM_ROLE_SIGNATURE, {"site", "signature", "calls"}},
     {"dispatch.compile", JM_ROLE_COMPILE, {"duration_ns", "inference_ns", "signature"}},
     {"dispatch.specializations", JM_ROLE_SPECS, {"method", "count", "file", "line"}},
@@ -549,6 +580,26 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
     ts->pauses[ts->npauses++] = (jm_pause){rec->time_ns, rec->time_ns + dur, stack, 0, 0};
 }
 
+/* A stall: the pause as the triggering thread's own ring saw it (before the spans it
+ * stalled end). Only the GC time of spans comes from stalls; counts, stacks and the
+ * attribution of trigger stacks stay with gc.pause. */
+static void add_gc_stall(jm_model *m, const jager_event *ev, const jager_rec_plugin *rec)
+{
+    jm_priv *p = m->priv;
+    uint64_t dur = field(p, JM_ROLE_GC_STALL, rec, 0);
+    if (dur > UINT64_MAX - rec->time_ns) dur = UINT64_MAX - rec->time_ns;
+    jm_thread_state *ts = thread_state(m, ev->thread);
+    if (!ts) return;
+    p->have_stalls = 1;
+    if (ts->nstalls && rec->time_ns < ts->stalls[ts->nstalls - 1].end) return; /* keep them ordered */
+    if (ts->nstalls >= m->opt.max_pending_gc) gc_prune(m, ts, 0, m->opt.max_pending_gc / 2);
+    if (jm_grow((void **)&ts->stalls, &ts->cap_stalls, ts->nstalls + 1, sizeof *ts->stalls) != 0) {
+        p->oom = 1;
+        return;
+    }
+    ts->stalls[ts->nstalls++] = (jm_pause){rec->time_ns, rec->time_ns + dur, 0, 0, 0};
+}
+
 static void add_plugin(jm_model *m, const jager_event *ev)
 {
     jm_priv *p = m->priv;
@@ -563,6 +614,9 @@ static void add_plugin(jm_model *m, const jager_event *ev)
     switch (R) {
     case JM_ROLE_GC_PAUSE:
         add_gc_pause(m, ev, rec);
+        break;
+    case JM_ROLE_GC_STALL:
+        add_gc_stall(m, ev, rec);
         break;
     case JM_ROLE_GC_SITE_TIME: {
         jm_site_acc *a = site_acc(m, (uint32_t)field(p, R, rec, 0));
@@ -782,6 +836,7 @@ void jm_model_free(jm_model *m)
             }
             free(ts->pending);
             free(ts->pauses);
+            free(ts->stalls);
             free(ts->errs);
         }
         free(p->ts);

@@ -13,7 +13,9 @@
  *   - per-site totals: exact ones from the file's STATS block when it covers the site,
  *     otherwise from the span events (log histogram for percentiles);
  *   - GC pauses (`gc.pause`) by triggering stack and by site, GC time inside spans
- *     (`gc.site_time` when present, else overlap of pauses with spans on the same thread);
+ *     (`gc.site_time` per site when present; per call path the overlap of `gc.stall`
+ *     records — written into the stalled thread's ring, so they precede the spans they
+ *     stalled — or, in recordings without them, of `gc.pause` with spans on the same thread);
  *   - Julia dispatch telemetry: signatures per site, instability verdicts, compiles,
  *     the specialization census (`dispatch.*`, docs/event-types.md);
  *   - logs by severity, exceptions (span_error) per site with their messages, counters,

@@ -80,6 +80,8 @@ typedef struct jm_thread_state {
     uint32_t npending, cap_pending;
     jm_pause *pauses;
     uint32_t npauses, cap_pauses;
+    jm_pause *stalls;    /* gc.stall of this thread: the same pauses, in span order */
+    uint32_t nstalls, cap_stalls;
     jm_open_error *errs;
     uint32_t nerrs, cap_errs;
 } jm_thread_state;
@@ -102,6 +104,7 @@ enum jm_role {
     JM_ROLE_FAMILIAR, /* a gc.* / dispatch.* type the model needs nothing from (e.g. dispatch.summary) */
     JM_ROLE_GC_PAUSE,
     JM_ROLE_GC_SITE_TIME,
+    JM_ROLE_GC_STALL,
     JM_ROLE_SIGNATURE,
     JM_ROLE_COMPILE,
     JM_ROLE_SPECS,
@@ -135,6 +138,7 @@ typedef struct jm_priv {
     double *ct_last;
     uint32_t *ct_counter;
     uint32_t nct, cap_ct;
+    int have_stalls; /* a gc.stall was seen: spans take their GC time from stalls */
     int oom;
 } jm_priv;
 
