@@ -203,8 +203,14 @@ is_mutable_type(T::DataType) = isdefined(Base, :ismutabletype) ? Base.ismutablet
 
 # ---- the verdicts a site uses --------------------------------------------------------------
 
-"Verdicts by signature with the world whose methods they were proved for."
-const NOTHROW_CACHE = IdDict{Any,Tuple{Bool,UInt}}()
+"Verdicts by signature: (verdict, world whose methods it was proved for, proofs made)."
+const NOTHROW_CACHE = IdDict{Any,Tuple{Bool,UInt,Int}}()
+"""
+Proofs per signature at most: a program that keeps defining methods and calling a site
+from the newer worlds (eval in a loop, invokelatest) would otherwise pay inference again
+each time; past this the signature keeps its handler.
+"""
+const NOTHROW_MAX_PROOFS = 32
 const NOTHROW_LOCK = ReentrantLock()
 
 """
@@ -250,11 +256,14 @@ function nothrow_world(@nospecialize(sig))
     HAS_WORLD_COUNTER || return UInt(0)
     t = caller_world()
     hit = lock(() -> get(NOTHROW_CACHE, sig, nothing), NOTHROW_LOCK)
+    proofs = hit === nothing ? 0 : hit[3]
     if hit !== nothing && hit[2] == t
         ok = hit[1]
+    elseif proofs >= NOTHROW_MAX_PROOFS
+        ok = false
     else
         ok = analysis_shell(sig, t)
-        lock(() -> (NOTHROW_CACHE[sig] = (ok, t)), NOTHROW_LOCK)
+        lock(() -> (NOTHROW_CACHE[sig] = (ok, t, proofs + 1)), NOTHROW_LOCK)
     end
     # Read after the proof: pausing the sensor's compile capture moves the counter.
     return ok ? world_now() : UInt(0)

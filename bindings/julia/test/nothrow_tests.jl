@@ -124,3 +124,19 @@ end
     @test all(s -> s.parent_id == 0, os)
     @test sort([s.parent_id for s in fs]) == sort([s.span_id for s in os])
 end
+
+@noinline nt_capped(x::Float64) = x + 1.0
+
+@testset "proofs per signature are capped" begin
+    # Each definition moves the world; a call from the newer world proves again, up to
+    # NOTHROW_MAX_PROOFS times, then the signature keeps its handler.
+    csig = sig(nt_capped, Float64)
+    n = Jager.NOTHROW_MAX_PROOFS + 5
+    proved = Bool[]
+    for i in 1:n
+        Core.eval(@__MODULE__, :($(Symbol(:nt_world_mover_, i))() = $i))
+        push!(proved, Base.invokelatest(Jager.nothrow_world, csig) != 0)
+    end
+    @test all(proved[1:Jager.NOTHROW_MAX_PROOFS])
+    @test !any(proved[Jager.NOTHROW_MAX_PROOFS+1:end])
+end
