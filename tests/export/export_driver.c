@@ -5,8 +5,9 @@
  * against these lines: an oracle that never went through the reader or the exporters.
  *
  * The run: 2 worker threads × 20 `outer` spans, each with 3 `middle` spans (bytes 1000+j),
- * each with 2 `inner` spans. inner spins 30 µs, middle 5 µs of its own, outer 2 µs, so
- * `inner` holds most exclusive time. Plus logs with hostile strings (quotes, commas,
+ * each with 2 `inner` spans. inner spins 300 µs, middle 5 µs of its own, outer 2 µs, so
+ * `inner` holds most exclusive time — by enough (72 ms against 0.6 ms per thread) that a
+ * preemption of a few milliseconds on a busy machine cannot reorder them. Plus logs with hostile strings (quotes, commas,
  * newlines, CR, tabs, Unicode, HTML, invalid UTF-8), span attributes and an error, a gauge
  * and a monotonic counter, marks, and three plugin-style event types registered through
  * the internal API: gc.pause and dispatch.compile (the bundled plugins' layouts),
@@ -56,7 +57,7 @@ static void *worker(void *arg)
             spin_ns(5000);
             for (int k = 0; k < INNER; k++) {
                 jager_span in = jager_span_begin(s_inner);
-                spin_ns(30000);
+                spin_ns(300000);
                 jager_span_end(in);
             }
             jager_span_end_bytes(m, 1000u + (uint64_t)j);
