@@ -143,7 +143,7 @@ end
 unguarded_now(slot::SigSlot) = slot.fast == world_now()
 
 # Decide (or look up) whether this thread's current signature may run unguarded, in the
-# world that is current now; the proof (≈ 1 ms of inference, once per signature and
+# world that is current now; the proof (≈ 0.1 ms of inference, once per signature and
 # world, cached) runs outside SITES_LOCK.
 @noinline function decide_nothrow!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
     ok = unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && nothrow_world(sig) != 0
