@@ -10,7 +10,7 @@
 #define IMB_MIN_WAIT_SHARE 0.05 /* excess waiting ≥ 5% of the peers' thread time */
 #define IMB_MIN_WORK_RATIO 1.2  /* the slowest peer does ≥ 1.2× the others' mean work */
 #define IMB_PROBLEM_SHARE 0.20  /* severity 2 from 20% of the peers' time */
-#define IMB_MAX_CELLS (1u << 24) /* threads × sites table cap (128 MiB of uint64) */
+#define IMB_MAX_CELLS (1u << 20) /* threads × sites table cap (8 MiB of uint64); beyond, the rule steps aside */
 
 typedef struct dfs_stack {
     uint32_t *e;
