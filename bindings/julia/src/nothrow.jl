@@ -13,7 +13,8 @@
 # bits types, and static calls (`:invoke`) of methods that pass the same test. Anything
 # else — a throw, a bounds check, a dynamic call, a foreign call, division — keeps the
 # handler. Asynchronous errors (an interrupt at a safepoint, a stack overflow) are outside
-# what inference models, as in Julia's own effect analysis.
+# what inference models, as in Julia's own effect analysis. A signature's first call keeps
+# the handler; the proof runs at its second (sites.jl), after Julia compiled the callee.
 #
 # A proof is made in the calling task's world (the methods that call will run) and holds
 # while the world counter stays where it was: a method definition anywhere moves the

@@ -195,6 +195,10 @@ const NOTHROW_SIGS_PER_SITE = 8
         unlock(SITES_LOCK)
     end
     isnew && _on_new_signature(st.id, sig)
+    # A signature's first call keeps the handler and leaves the proof to its second: the
+    # first call compiles the callee, and the proof's own inference, run before it, would
+    # take that inference out of the compile events the dispatch sensor records.
+    isnew && return false
     return decide_nothrow!(st, st.slots[tid], sig, unguarded_ok)
 end
 

@@ -96,9 +96,11 @@ end
 
 @testset "a redefined callee loses its proof" begin
     nt_outer(1.0)
-    local before, after
+    local first, before, after
     rec = recorded("nothrow-redefined") do
-        nt_outer(1.0)
+        nt_outer(1.0)          # a signature's first call keeps the handler
+        first = Jager.unguarded_now(nt_slot("nt_flip"))
+        nt_outer(1.0)          # the second is proved
         before = Jager.unguarded_now(nt_slot("nt_flip"))
         # A new method moves the world counter: the next call must keep the handler.
         @eval nt_flip(x::Float64) = x > 1 ? throw(ArgumentError("flip refused $x")) : x + 1.0
@@ -112,11 +114,12 @@ end
         Base.invokelatest(nt_outer, 0.5)
         after = Jager.unguarded_now(nt_slot("nt_flip"))
     end
+    @test !first
     @test before
     @test !after                                         # decided again: it can throw now
     flip, outer = site_id(rec, "nt_flip"), site_id(rec, "nt outer")
     fs, os = spans(rec, flip), spans(rec, outer)
-    @test length(fs) == 3 && length(os) == 3
+    @test length(fs) == 4 && length(os) == 4
     # The failed call is recorded with its exception, and the tree stays whole: every
     # flip span sits in its own outer span, and the outer spans are roots.
     errs = [x for x in rec.events if x.kind === :span_error && x.site == flip]
