@@ -492,6 +492,9 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
 {
     const jager_type_desc *d = jager_reader_type(s->r, ev->type);
     if (!d || !d->name || d->builtin) return;
+    /* gc.stall is the same pause as gc.pause, seen from the stalled thread's ring: the
+     * GC lane draws each collection once. */
+    if (!strcmp(d->name, "gc.stall")) return;
     if (!s->style[ev->type]) s->style[ev->type] = (uint8_t)classify(d);
     const jager_rec_plugin *p = (const void *)ev->rec;
     size_t total = (size_t)ev->rec->words * 8u;
