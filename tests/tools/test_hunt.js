@@ -5,7 +5,7 @@
 const { check, done, jager, jagerJson, record, recordExample } = require('./tutil');
 
 const PROBLEM_KINDS = ['slow_region', 'gc_pressure', 'allocation_hotspot', 'type_instability', 'dispatch_diversity',
-  'specialization_explosion', 'compile_time', 'exception_hotspot'];
+  'specialization_explosion', 'compile_time', 'exception_hotspot', 'load_imbalance'];
 
 function wellFormed(h, label) {
   check(h.tool === 'jager hunt' && Array.isArray(h.findings), `${label}: JSON with findings`);
