@@ -2,7 +2,6 @@
  * the slowest one at a barrier, lock or message). Thresholds: docs/hunt.md. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "hunt_priv.h"
 
@@ -12,68 +11,23 @@
 #define IMB_PROBLEM_SHARE 0.20  /* severity 2 from 20% of the peers' time */
 #define IMB_MAX_CELLS (1u << 20) /* threads × sites table cap (8 MiB of uint64); beyond, the rule steps aside */
 
-typedef struct dfs_stack {
-    uint32_t *e;
-    size_t n, cap;
-} dfs_stack;
-
-static int dfs_push(dfs_stack *st, uint32_t e)
+/* Per thread, the time in each site not counted twice under recursion (out[t * nsites +
+ * site], from the thread's tree); and which sites are not work: waits (bit 1) and sites
+ * that enclose a wait somewhere (bit 2). */
+static int per_thread_site_ns(const jm_model *m, uint64_t *out, uint8_t *not_work)
 {
-    if (st->n == st->cap) {
-        size_t nc = st->cap ? st->cap * 2 : 64;
-        uint32_t *p = realloc(st->e, nc * sizeof *p);
-        if (!p) return -1;
-        st->e = p;
-        st->cap = nc;
-    }
-    st->e[st->n++] = e;
-    return 0;
-}
-
-static int dfs_push_children(dfs_stack *st, const jm_tree *tr, uint32_t i)
-{
-    for (uint32_t c = tr->nodes[i].first_child; c != JM_NONE; c = tr->nodes[c].next_sibling)
-        if (dfs_push(st, c << 1) != 0) return -1;
-    return 0;
-}
-
-/* Per thread, the time in each site not counted twice under recursion: the inclusive time
- * of the outermost nodes of that site in the thread's tree (out[t * nsites + site]). And
- * which sites enclose a wait somewhere (encloses_wait[site] = 1): those are not "work". */
-static int per_thread_site_ns(const jm_model *m, uint64_t *out, uint8_t *encloses_wait)
-{
-    uint32_t *open = calloc(m->nsites, sizeof *open); /* open[site]: enclosing nodes of site */
-    dfs_stack st = {0};
-    int rc = open ? 0 : -1;
-    for (uint32_t t = 0; t < m->nthreads && !rc; t++) {
+    for (jager_site s = 1; s < m->nsites; s++)
+        if (hunt_is_wait(m->sites[s].name)) not_work[s] |= 1;
+    for (uint32_t t = 0; t < m->nthreads; t++) {
         const jm_tree *tr = &m->threads[t].tree;
-        if (!tr->count) continue;
-        uint64_t *row = out + (size_t)t * m->nsites;
-        /* Depth-first; an entry is node << 1, with the low bit set for "leaving the node". */
-        st.n = 0;
-        rc = dfs_push_children(&st, tr, 0);
-        while (st.n && !rc) {
-            uint32_t e = st.e[--st.n], i = e >> 1, site = tr->nodes[i].site;
-            int known = site < m->nsites;
-            if (e & 1) {
-                if (known) open[site]--;
-                continue;
-            }
-            if (known) {
-                if (!open[site]) row[site] += tr->nodes[i].incl_ns;
-                open[site]++;
-                if (hunt_is_wait(m->sites[site].name))
-                    for (uint32_t p = tr->nodes[i].parent; p != JM_NONE && p != 0; p = tr->nodes[p].parent)
-                        if (tr->nodes[p].site < m->nsites) encloses_wait[tr->nodes[p].site] = 1;
-            }
-            rc = dfs_push(&st, i << 1 | 1);
-            if (!rc) rc = dfs_push_children(&st, tr, i);
+        if (jm_tree_site_times(tr, m->nsites, out + (size_t)t * m->nsites, NULL) != 0) return -1;
+        for (uint32_t i = 1; i < tr->count; i++) {
+            if (tr->nodes[i].site >= m->nsites || !(not_work[tr->nodes[i].site] & 1)) continue;
+            for (uint32_t p = tr->nodes[i].parent; p != JM_NONE && p != 0; p = tr->nodes[p].parent)
+                if (tr->nodes[p].site < m->nsites) not_work[tr->nodes[p].site] |= 2;
         }
-        memset(open, 0, m->nsites * sizeof *open);
     }
-    free(st.e);
-    free(open);
-    return rc;
+    return 0;
 }
 
 static uint64_t thread_window(const jm_thread *t) { return t->last_ns > t->first_ns ? t->last_ns - t->first_ns : 0; }
@@ -92,7 +46,7 @@ typedef struct imbalance {
     double wait_total_ns, wait_excess_ns, peer_ns;
 } imbalance;
 
-static int best_imbalance(const jm_model *m, const uint64_t *tab, const uint8_t *encloses_wait, jager_site w,
+static int best_imbalance(const jm_model *m, const uint64_t *tab, const uint8_t *not_work, jager_site w,
                           imbalance *out)
 {
     imbalance b = {0};
@@ -114,7 +68,7 @@ static int best_imbalance(const jm_model *m, const uint64_t *tab, const uint8_t 
     const uint64_t *crit = tab + (size_t)b.critical * m->nsites;
     double best = 0;
     for (jager_site s = 1; s < m->nsites; s++) {
-        if (s == w || !crit[s] || encloses_wait[s] || hunt_is_wait(m->sites[s].name)) continue;
+        if (!crit[s] || not_work[s]) continue;
         double others = 0;
         for (uint32_t t = 0; t < m->nthreads; t++)
             if (t != b.critical && tab[(size_t)t * m->nsites + w]) others += (double)tab[(size_t)t * m->nsites + s];
@@ -144,7 +98,7 @@ static const char *thread_label(const jm_model *m, uint32_t t, char *buf, size_t
 }
 
 /* One line per peer: how long it waited and what it did most (details of the finding). */
-static void peer_details(const jm_model *m, const uint64_t *tab, const uint8_t *encloses_wait, jager_site w,
+static void peer_details(const jm_model *m, const uint64_t *tab, const uint8_t *not_work, jager_site w,
                          hunt_list *l, hunt_finding *f)
 {
     for (uint32_t t = 0; t < m->nthreads && f->ndetails < HUNT_MAX_DETAILS; t++) {
@@ -152,7 +106,7 @@ static void peer_details(const jm_model *m, const uint64_t *tab, const uint8_t *
         if (!row[w]) continue;
         jager_site top = 0;
         for (jager_site s = 1; s < m->nsites; s++)
-            if (s != w && !encloses_wait[s] && !hunt_is_wait(m->sites[s].name) && row[s] > row[top]) top = s;
+            if (!not_work[s] && row[s] > row[top]) top = s;
         char who[160], a[32], b[32];
         thread_label(m, t, who, sizeof who);
         if (top)
@@ -168,17 +122,17 @@ void hunt_rule_load_imbalance(const jm_model *m, hunt_list *l)
     if (m->nthreads < 2 || m->nsites < 3) return;
     if ((uint64_t)m->nthreads * m->nsites > IMB_MAX_CELLS) return;
     uint64_t *tab = calloc((size_t)m->nthreads * m->nsites, sizeof *tab);
-    uint8_t *encl = calloc(m->nsites, 1);
-    if (!tab || !encl || per_thread_site_ns(m, tab, encl) != 0) {
+    uint8_t *not_work = calloc(m->nsites, 1);
+    if (!tab || !not_work || per_thread_site_ns(m, tab, not_work) != 0) {
         free(tab);
-        free(encl);
+        free(not_work);
         l->oom = 1;
         return;
     }
     for (jager_site w = 1; w < m->nsites; w++) {
-        if (!hunt_is_wait(m->sites[w].name)) continue;
-        imbalance b;
-        if (!best_imbalance(m, tab, encl, w, &b)) continue;
+        if (!(not_work[w] & 1)) continue;
+        imbalance b = {0};
+        if (!best_imbalance(m, tab, not_work, w, &b)) continue;
         double share = b.wait_excess_ns / b.peer_ns;
         /* The wait's slow tail is this same time: report it once, with its cause. */
         hunt_remove(l, HUNT_SLOW_REGION, w);
@@ -211,7 +165,7 @@ void hunt_rule_load_imbalance(const jm_model *m, hunt_list *l)
                                     "critical path. The report's timeline shows the idle threads.",
                                  ks->name, ws->name);
         hunt_detail(l, f, "wait site: %s (%s:%u)", ws->name, ws->file, ws->line);
-        peer_details(m, tab, encl, w, l, f);
+        peer_details(m, tab, not_work, w, l, f);
         hunt_ev(f, "threads", b.peers, "count");
         hunt_ev(f, "wait_total_ns", b.wait_total_ns, "ns");
         hunt_ev(f, "wait_excess_ns", b.wait_excess_ns, "ns");
@@ -223,5 +177,5 @@ void hunt_rule_load_imbalance(const jm_model *m, hunt_list *l)
         hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
     }
     free(tab);
-    free(encl);
+    free(not_work);
 }

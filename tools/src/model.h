@@ -107,6 +107,10 @@ typedef struct jm_tree {
 /** Children of \p node sorted by incl_ns, descending (heaviest first).
  *  \return the number of children; writes min(that, \p cap) indices — pass cap ≥ the count for a full sort. */
 uint32_t jm_tree_children_sorted(const jm_tree *t, uint32_t node, uint32_t *out, uint32_t cap);
+/** Per site of \p t (ids below \p nsites): add the inclusive time of its outermost nodes —
+ *  not counted twice under recursion — into top[site] and, when \p self is not NULL, its
+ *  exclusive time into self[site]. \return 0 or -1 (out of memory). */
+int jm_tree_site_times(const jm_tree *t, uint32_t nsites, uint64_t *top, uint64_t *self);
 
 /* ------------------------------------------------------------------------------------ */
 /* Sites                                                                                 */

@@ -120,36 +120,16 @@ static void tail(const jm_priv *p, jm_site *s, const uint64_t *hist, const jm_si
 /* Self time and outermost (recursion-free) inclusive time of each site, from the merged tree. */
 static int tree_site_times(jm_model *m)
 {
-    const jm_tree *t = &m->merged;
-    uint32_t *active = calloc(m->nsites ? m->nsites : 1, sizeof *active);
-    uint32_t *stack = malloc((size_t)t->count * 2 * sizeof *stack); /* node*2 + exiting flag */
-    if (!active || !stack) {
-        free(active);
-        free(stack);
-        return -1;
+    uint64_t *top = calloc(m->nsites ? m->nsites : 1, sizeof *top);
+    uint64_t *self = calloc(m->nsites ? m->nsites : 1, sizeof *self);
+    int rc = top && self ? jm_tree_site_times(&m->merged, m->nsites, top, self) : -1;
+    for (uint32_t id = 1; rc == 0 && id < m->nsites; id++) {
+        m->sites[id].top_ns += top[id];
+        m->sites[id].self_ns += self[id];
     }
-    size_t n = 0;
-    for (uint32_t c = t->nodes[0].first_child; c != JM_NONE; c = t->nodes[c].next_sibling) stack[n++] = c * 2;
-    while (n) {
-        uint32_t item = stack[--n], idx = item / 2;
-        const jm_node *nd = &t->nodes[idx];
-        int known = nd->site > 0 && nd->site < m->nsites;
-        if (item & 1) {
-            if (known) active[nd->site]--;
-            continue;
-        }
-        if (known) {
-            jm_site *s = &m->sites[nd->site];
-            s->self_ns += nd->excl_ns;
-            if (!active[nd->site]) s->top_ns += nd->incl_ns;
-            active[nd->site]++;
-        }
-        stack[n++] = item | 1;
-        for (uint32_t c = nd->first_child; c != JM_NONE; c = t->nodes[c].next_sibling) stack[n++] = c * 2;
-    }
-    free(active);
-    free(stack);
-    return 0;
+    free(top);
+    free(self);
+    return rc;
 }
 
 static int build_sites(jm_model *m)

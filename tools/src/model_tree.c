@@ -186,3 +186,36 @@ uint32_t jm_tree_children_sorted(const jm_tree *t, uint32_t node, uint32_t *out,
     if (k > 1) qsort(out, k, sizeof *out, by_incl_desc);
     return n;
 }
+
+int jm_tree_site_times(const jm_tree *t, uint32_t nsites, uint64_t *top, uint64_t *self)
+{
+    if (!t->count) return 0;
+    uint32_t *active = calloc(nsites ? nsites : 1, sizeof *active);  /* open nodes per site */
+    uint32_t *stack = malloc((size_t)t->count * 2 * sizeof *stack); /* node*2 + exiting flag */
+    if (!active || !stack) {
+        free(active);
+        free(stack);
+        return -1;
+    }
+    size_t n = 0;
+    for (uint32_t c = t->nodes[0].first_child; c != JM_NONE; c = t->nodes[c].next_sibling) stack[n++] = c * 2;
+    while (n) {
+        uint32_t item = stack[--n], idx = item / 2;
+        const jm_node *nd = &t->nodes[idx];
+        int known = nd->site > 0 && nd->site < nsites;
+        if (item & 1) {
+            if (known) active[nd->site]--;
+            continue;
+        }
+        if (known) {
+            if (self) self[nd->site] += nd->excl_ns;
+            if (!active[nd->site]) top[nd->site] += nd->incl_ns;
+            active[nd->site]++;
+        }
+        stack[n++] = item | 1;
+        for (uint32_t c = nd->first_child; c != JM_NONE; c = t->nodes[c].next_sibling) stack[n++] = c * 2;
+    }
+    free(active);
+    free(stack);
+    return 0;
+}
