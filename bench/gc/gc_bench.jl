@@ -19,21 +19,9 @@ isfile(LIB) || error("set JAGER_LIB to the build's libjager.so")
 isfile(joinpath(PLUGINS, "libjager-gc.so")) || error("set JAGER_PLUGIN_PATH to the folder of libjager-gc.so")
 const ROUNDS = length(ARGS) >= 1 ? parse(Int, ARGS[1]) : 5
 
-const WORKLOAD = raw"""
-@noinline function make_garbage(n)
-    v = Vector{Vector{Float64}}(undef, 64)
-    for i in 1:64
-        v[i] = rand(n)
-    end
-    return sum(length, v)
-end
-function churn(r)
-    s = 0
-    for i in 1:r
-        s += make_garbage(1000 + (i % 7))
-    end
-    s
-end
+# The loop itself lives in examples/julia_gc/garbage.jl (the zero-code GC test runs it too).
+const GARBAGE = normpath(joinpath(@__DIR__, "..", "..", "examples", "julia_gc", "garbage.jl"))
+const WORKLOAD = "include($(repr(GARBAGE)))\n" * raw"""
 churn(10)
 g0 = Base.gc_num()
 t = @elapsed churn(4000)

@@ -9,14 +9,7 @@ import ..Jager: LIB
 const FIRST_PLUGIN_TYPE = 256
 const FIELD_I64, FIELD_F64, FIELD_STRING, FIELD_BOOL = 2, 3, 4, 10
 
-struct Event
-    rec::Ptr{UInt8}
-    thread::UInt32
-    type::UInt16
-    reserved::UInt16
-    time_ns::UInt64
-    end_ns::UInt64
-end
+include("reader_abi.jl")
 
 reader_error(r) = unsafe_string(ccall((:jager_reader_error, LIB), Cstring, (Ptr{Cvoid},), r))
 

@@ -24,14 +24,7 @@ now_ns() = ccall(fn(:jager_now_ns), UInt64, ())
 module GcReader
 import ..fn
 
-struct Event            # jager_event
-    rec::Ptr{UInt8}
-    thread::UInt32
-    type::UInt16
-    reserved::UInt16
-    time_ns::UInt64
-    end_ns::UInt64
-end
+include("reader_abi.jl")
 struct Frame            # jager_frame
     func::Cstring
     file::Cstring
@@ -352,22 +345,9 @@ function case_sites()
     @test all(p["site"] == 0 for p in outside)
 end
 
-const ZERO_CODE_SCRIPT = raw"""
 # A plain Julia program: no `using Jager`. It reports its own GC counters for the test.
-@noinline function make_garbage(n)
-    v = Vector{Vector{Float64}}(undef, 64)
-    for i in 1:64
-        v[i] = rand(n)
-    end
-    return sum(length, v)
-end
-function churn(r)
-    s = 0
-    for i in 1:r
-        s += make_garbage(1000 + (i % 7))
-    end
-    s
-end
+const GARBAGE = normpath(joinpath(@__DIR__, "..", "..", "..", "examples", "julia_gc", "garbage.jl"))
+const ZERO_CODE_SCRIPT = "include($(repr(GARBAGE)))\n" * raw"""
 churn(10)
 t0 = ccall(:jager_now_ns, UInt64, ())   # libjager is preloaded: its symbols are global
 g0 = Base.gc_num()

@@ -5,15 +5,7 @@ module JgrReader
 
 import ..Jager: LIB, JagerSiteStat, sized
 
-# jager_event (32 bytes)
-struct Event
-    rec::Ptr{UInt8}
-    thread::UInt32
-    type::UInt16
-    reserved::UInt16
-    time_ns::UInt64
-    end_ns::UInt64
-end
+include("reader_abi.jl")
 
 # jager_attr_view (48 bytes)
 struct AttrView
