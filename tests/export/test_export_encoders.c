@@ -12,11 +12,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "export_json.h"
-#include "export_pqenc.h"
-#include "export_proto.h"
+#include "enc_json.h"
+#include "enc_parquet.h"
+#include "enc_protobuf.h"
 #include "export_spans.h"
-#include "export_thrift.h"
+#include "enc_thrift.h"
 
 static void assert_bytes(const tu_buf *b, const uint8_t *want, size_t n)
 {

@@ -1,4 +1,4 @@
-/* The report's timeline reduction (tools/src/report_timeline.c): nesting depths from
+/* The report's timeline reduction (tools/report/report_timeline.c): nesting depths from
  * containment, the exact-span budget, merged blocks that never overlap exact spans,
  * counter binning and escaping of the JSON it writes. Events are built by hand. */
 #include <setjmp.h>

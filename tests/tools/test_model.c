@@ -1,4 +1,4 @@
-/* test_model.c — the analysis model (tools/src/model.h) on a recording made here with the
+/* test_model.c — the analysis model (tools/model/model.h) on a recording made here with the
  * real core, and on event sequences fed by hand to reach the cases a healthy run does not
  * produce (missing parents, GC overlap to the nanosecond, node caps). */
 #include <setjmp.h>

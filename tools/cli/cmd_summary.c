@@ -1,0 +1,455 @@
+/* cmd_summary.c — `jager summary FILE [--threads|--merged] [--format text|json] [--depth N]`:
+ * the nested per-site table (calls, total, % of parent, mean, p50, p99, bytes, GC %,
+ * errors) of the span call tree, merged over threads or per thread, with the signature
+ * breakdown of sites that saw more than one, under a header of run totals, drops and the
+ * instrumentation's own cost. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "model.h"
+#include "toolutil.h"
+
+typedef struct summary_opts {
+    const char *path;
+    int per_thread;
+    int json;
+    uint32_t depth; /* 0: unlimited */
+} summary_opts;
+
+static void usage(FILE *out)
+{
+    fputs("usage: jager summary FILE.jgr [--threads|--merged] [--format text|json] [--depth N]\n"
+          "  --merged   one tree over all threads (default)\n"
+          "  --threads  one tree per thread\n"
+          "  --depth N  show call paths up to N levels deep\n"
+          "Columns: calls, total and mean are per call path; p50/p99 are the site's (all paths, from the\n"
+          "exact histogram); %parent is of the enclosing path (top level: of all threads' time);\n"
+          "GC% is GC pause time inside the path's spans.\n",
+          out);
+}
+
+static int parse_args(int argc, char **argv, summary_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--threads")) o->per_thread = 1;
+        else if (!strcmp(a, "--merged")) o->per_thread = 0;
+        else if (!strcmp(a, "--format") && i + 1 < argc) {
+            const char *f = argv[++i];
+            if (!strcmp(f, "json")) o->json = 1;
+            else if (!strcmp(f, "text")) o->json = 0;
+            else {
+                fprintf(stderr, "jager summary: unknown format '%s' (text or json)\n", f);
+                return -1;
+            }
+        } else if (!strcmp(a, "--depth") && i + 1 < argc) {
+            char *end;
+            unsigned long d = strtoul(argv[++i], &end, 10);
+            if (*end || d > 100000) {
+                fprintf(stderr, "jager summary: --depth wants a number\n");
+                return -1;
+            }
+            o->depth = (uint32_t)d;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "jager summary: unknown option '%s'\n", a);
+            return -1;
+        } else if (!o->path) o->path = a;
+        else {
+            fprintf(stderr, "jager summary: one recording at a time\n");
+            return -1;
+        }
+    }
+    if (!o->path) {
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- depth-first walk in display order (heaviest child first), without recursion ---- */
+
+typedef struct walk_frame {
+    uint32_t node;
+    uint32_t *kids;
+    uint32_t nkids, next;
+} walk_frame;
+
+typedef struct walker {
+    const jm_tree *t;
+    walk_frame *stack;
+    uint32_t n, cap;
+} walker;
+
+/* Push \p node; its children are sorted now. \return 0 or -1 (OOM). */
+static int walk_push(walker *w, uint32_t node)
+{
+    if (w->n == w->cap) {
+        uint32_t cap = w->cap ? w->cap * 2 : 32;
+        walk_frame *s = realloc(w->stack, cap * sizeof *s);
+        if (!s) return -1;
+        w->stack = s;
+        w->cap = cap;
+    }
+    uint32_t count = jm_tree_children_sorted(w->t, node, NULL, 0);
+    uint32_t *kids = count ? malloc(count * sizeof *kids) : NULL;
+    if (count && !kids) return -1;
+    if (count) jm_tree_children_sorted(w->t, node, kids, count);
+    w->stack[w->n++] = (walk_frame){node, kids, count, 0};
+    return 0;
+}
+
+static void walk_pop(walker *w) { free(w->stack[--w->n].kids); }
+
+static void walk_free(walker *w)
+{
+    while (w->n) walk_pop(w);
+    free(w->stack);
+}
+
+/* What top-level rows are a share of: the thread's window in a per-thread tree, the sum
+ * of all threads' windows in the merged one (so parallel work never exceeds 100%). */
+static double top_base(const jm_model *m, const jm_tree *t)
+{
+    if (t == &m->merged) return (double)m->thread_ns;
+    for (uint32_t i = 0; i < m->nthreads; i++)
+        if (&m->threads[i].tree == t) return (double)(m->threads[i].last_ns - m->threads[i].first_ns);
+    return (double)m->run_ns;
+}
+
+/* ---- text ---- */
+
+#define NAME_COLS 44
+
+static const char *pct(char *buf, size_t size, double part, double whole)
+{
+    if (whole <= 0) snprintf(buf, size, "-");
+    else snprintf(buf, size, "%.1f%%", part / whole * 100.0);
+    return buf;
+}
+
+static void text_header(const jm_model *m, const summary_opts *o)
+{
+    char a[32], b[32], fit[512];
+    jm_text_fit(fit, sizeof fit, o->path, 120);
+    printf("jager summary %s\n", fit);
+    printf("run %s · %" PRIu64 " events · %" PRIu64 " spans · %u thread%s · dropped %" PRIu64,
+           tu_fmt_ns(a, sizeof a, (double)m->run_ns), m->events, m->spans, m->nthreads, m->nthreads == 1 ? "" : "s",
+           m->dropped);
+    if (m->have_stats && m->stats.span_cost_ns_x1000)
+        printf(" · instrumentation %.2f%% of run (%" PRIu64 " spans × %s)", m->self_cost_pct, m->stats.spans_total,
+               tu_fmt_ns(b, sizeof b, (double)m->stats.span_cost_ns_x1000 / 1000.0));
+    if (m->info.truncated) printf(" · TRUNCATED file");
+    else if (!m->info.clean_end) printf(" · no clean end");
+    printf("\n");
+    const char *host = jager_reader_meta(m->reader, "host.name");
+    const char *cmd = jager_reader_meta(m->reader, "process.command_line");
+    if (host || cmd) {
+        jm_text_fit(fit, sizeof fit, host ? host : "?", 40);
+        printf("host %s", fit);
+        if (cmd) {
+            jm_text_fit(fit, sizeof fit, cmd, 100);
+            printf(" · %s", fit);
+        }
+        printf("\n");
+    }
+    if (m->gc.pauses)
+        printf("GC %" PRIu64 " pauses, %s total (%s of run), longest %s\n", m->gc.pauses,
+               tu_fmt_ns(a, sizeof a, (double)m->gc.total_ns), pct(fit, sizeof fit, (double)m->gc.total_ns, (double)m->run_ns),
+               tu_fmt_ns(b, sizeof b, (double)m->gc.max_ns));
+    if (m->compile_count)
+        printf("compiles %" PRIu64 ", %s codegen + %s inference\n", m->compile_count,
+               tu_fmt_ns(a, sizeof a, (double)m->compile_ns), tu_fmt_ns(b, sizeof b, (double)m->inference_ns));
+    if (m->logs[JM_SEV_WARN] || m->logs[JM_SEV_ERROR] || m->logs[JM_SEV_FATAL] || m->span_errors)
+        printf("logs: %" PRIu64 " warn, %" PRIu64 " error, %" PRIu64 " fatal · span errors %" PRIu64 "\n",
+               m->logs[JM_SEV_WARN], m->logs[JM_SEV_ERROR], m->logs[JM_SEV_FATAL], m->span_errors);
+}
+
+static void text_signatures(const jm_model *m, const jm_site *s, uint32_t indent)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < s->sig_count; i++) total += m->signatures[s->sig_first + i].calls;
+    for (uint32_t i = 0; i < s->sig_count; i++) {
+        const jm_signature *g = &m->signatures[s->sig_first + i];
+        char fit[512], p[32];
+        uint32_t w = jm_text_fit(fit, sizeof fit, g->signature, NAME_COLS + 40 - (indent + 4 < NAME_COLS ? indent + 4 : NAME_COLS));
+        (void)w;
+        printf("%*s↳ %s  %" PRIu64 " calls (%s)\n", (int)indent + 2, "", fit, g->calls,
+               pct(p, sizeof p, (double)g->calls, (double)total));
+    }
+}
+
+static void text_row(const jm_model *m, const jm_tree *t, uint32_t idx, double parent_ns, uint32_t indent)
+{
+    const jm_node *n = &t->nodes[idx];
+    const jm_site *s = jm_site_get(m, n->site);
+    char name[512], c1[32], c2[32], c3[32], c4[32], c5[32], c6[32], c7[32];
+    uint32_t room = NAME_COLS > indent + 8 ? NAME_COLS - indent : 8;
+    uint32_t w = jm_text_fit(name, sizeof name, jm_site_name(m, n->site), room);
+    printf("%*s%s%*s %10" PRIu64 " %10s %7s %10s %10s %10s %10s %6s %6" PRIu64 "\n", (int)indent, "", name,
+           (int)(room > w ? room - w : 0), "", n->calls, tu_fmt_ns(c1, sizeof c1, (double)n->incl_ns),
+           pct(c2, sizeof c2, (double)n->incl_ns, parent_ns),
+           tu_fmt_ns(c3, sizeof c3, n->calls ? (double)n->incl_ns / (double)n->calls : 0),
+           s ? tu_fmt_ns(c4, sizeof c4, (double)s->p50_ns) : "-", s ? tu_fmt_ns(c5, sizeof c5, (double)s->p99_ns) : "-",
+           n->bytes ? tu_fmt_bytes(c6, sizeof c6, (double)n->bytes) : "-",
+           n->gc_ns ? pct(c7, sizeof c7, (double)n->gc_ns, (double)n->incl_ns) : "-", n->errors);
+}
+
+static int text_tree(const jm_model *m, const jm_tree *t, const summary_opts *o, uint8_t *sig_shown)
+{
+    walker w = {.t = t};
+    if (walk_push(&w, 0) != 0) goto oom;
+    while (w.n) {
+        walk_frame *f = &w.stack[w.n - 1];
+        if (f->next == f->nkids) {
+            walk_pop(&w);
+            continue;
+        }
+        uint32_t c = f->kids[f->next++];
+        const jm_node *n = &t->nodes[c];
+        /* Top-level rows are shares of the run (thread time when merged); deeper ones of their parent. */
+        double parent_ns = f->node == 0 ? top_base(m, t) : (double)t->nodes[f->node].incl_ns;
+        uint32_t indent = 2 * (n->depth - 1);
+        text_row(m, t, c, parent_ns, indent);
+        const jm_site *s = jm_site_get(m, n->site);
+        if (s && s->sig_count > 1 && !sig_shown[n->site]) {
+            sig_shown[n->site] = 1;
+            text_signatures(m, s, indent);
+        }
+        if ((!o->depth || n->depth < o->depth) && n->first_child != JM_NONE && walk_push(&w, c) != 0) goto oom;
+    }
+    walk_free(&w);
+    return 0;
+oom:
+    walk_free(&w);
+    return -1;
+}
+
+static int print_text(const jm_model *m, const summary_opts *o)
+{
+    text_header(m, o);
+    uint8_t *sig_shown = calloc(m->nsites ? m->nsites : 1, 1);
+    if (!sig_shown) return -1;
+    int rc = 0;
+    for (uint32_t i = 0; i < (o->per_thread ? m->nthreads : 1u) && rc == 0; i++) {
+        const jm_tree *t = o->per_thread ? &m->threads[i].tree : &m->merged;
+        printf("\n");
+        if (o->per_thread) {
+            char fit[128];
+            jm_text_fit(fit, sizeof fit, m->threads[i].name, 40);
+            printf("thread %u (tid %" PRIu64 "%s%s)\n", m->threads[i].index, m->threads[i].os_tid, *fit ? ", " : "", fit);
+            memset(sig_shown, 0, m->nsites ? m->nsites : 1);
+        }
+        printf("%-*s %10s %10s %7s %10s %10s %10s %10s %6s %6s\n", NAME_COLS, "site", "calls", "total", "%parent",
+               "mean", "p50", "p99", "bytes", "GC%", "errors");
+        if (t->nodes[0].first_child == JM_NONE) printf("(no spans)\n");
+        rc = text_tree(m, t, o, sig_shown);
+        if (t->folded_calls)
+            printf("(%" PRIu64 " calls folded into (other): more distinct call paths than the node cap)\n", t->folded_calls);
+    }
+    free(sig_shown);
+    return rc;
+}
+
+/* ---- JSON ---- */
+
+static void json_kv_str(const char *key, const char *v, int comma)
+{
+    printf("%s\"%s\":", comma ? "," : "", key);
+    tu_json_str(stdout, v ? v : "", (size_t)-1);
+}
+
+static void json_node(const jm_model *m, const jm_tree *t, uint32_t idx, double parent_ns)
+{
+    const jm_node *n = &t->nodes[idx];
+    const jm_site *s = jm_site_get(m, n->site);
+    printf("{\"site\":%u", n->site == JM_SITE_OTHER || n->site == JM_SITE_UNRECORDED ? 0 : n->site);
+    json_kv_str("name", jm_site_name(m, n->site), 1);
+    json_kv_str("file", s ? s->file : "", 1);
+    printf(",\"line\":%u,\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64, s ? s->line : 0, n->calls,
+           n->incl_ns, n->excl_ns);
+    printf(",\"pct_parent\":%.4f,\"mean_ns\":%.1f", parent_ns > 0 ? (double)n->incl_ns / parent_ns * 100.0 : 0.0,
+           n->calls ? (double)n->incl_ns / (double)n->calls : 0.0);
+    printf(",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64, n->calls ? n->min_ns : 0, n->max_ns);
+    printf(",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64, s ? s->p50_ns : 0, s ? s->p99_ns : 0);
+    printf(",\"bytes\":%" PRIu64 ",\"gc_ns\":%" PRIu64 ",\"gc_pauses\":%" PRIu64 ",\"gc_pct\":%.4f,\"errors\":%" PRIu64,
+           n->bytes, n->gc_ns, n->gc_pauses, n->incl_ns ? (double)n->gc_ns / (double)n->incl_ns * 100.0 : 0.0, n->errors);
+    printf(",\"children\":[");
+}
+
+static int json_tree(const jm_model *m, const jm_tree *t, const summary_opts *o)
+{
+    walker w = {.t = t};
+    if (walk_push(&w, 0) != 0) goto oom;
+    while (w.n) {
+        walk_frame *f = &w.stack[w.n - 1];
+        if (f->next == f->nkids) {
+            walk_pop(&w);
+            if (w.n) printf("]}");
+            continue;
+        }
+        if (f->next) printf(",");
+        uint32_t c = f->kids[f->next++];
+        const jm_node *n = &t->nodes[c];
+        double parent_ns = f->node == 0 ? top_base(m, t) : (double)t->nodes[f->node].incl_ns;
+        json_node(m, t, c, parent_ns);
+        if ((!o->depth || n->depth < o->depth) && n->first_child != JM_NONE) {
+            if (walk_push(&w, c) != 0) goto oom;
+        } else {
+            printf("]}");
+        }
+    }
+    walk_free(&w);
+    return 0;
+oom:
+    walk_free(&w);
+    return -1;
+}
+
+static void json_run(const jm_model *m, const summary_opts *o)
+{
+    printf("{\"tool\":\"jager summary\",\"version\":");
+    tu_json_str(stdout, jager_version_string(), (size_t)-1);
+    json_kv_str("file", o->path, 1);
+    printf(",\"view\":\"%s\"", o->per_thread ? "threads" : "merged");
+    printf(",\"run\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"thread_ns\":%" PRIu64 ",\"events\":%" PRIu64
+           ",\"spans\":%" PRIu64 ",\"threads\":%u,\"dropped\":%" PRIu64 ",\"clean_end\":%s,\"truncated\":%s",
+           m->first_ns, m->last_ns, m->run_ns, m->thread_ns, m->events, m->spans, m->nthreads, m->dropped,
+           m->info.clean_end ? "true" : "false", m->info.truncated ? "true" : "false");
+    printf(",\"spans_total\":%" PRIu64 ",\"span_cost_ns\":%.3f,\"self_cost_ns\":%.1f,\"self_cost_pct\":%.4f,"
+           "\"malformed\":%" PRIu64 "}",
+           m->stats.spans_total, (double)m->stats.span_cost_ns_x1000 / 1000.0, m->self_cost_ns, m->self_cost_pct,
+           m->malformed);
+    printf(",\"metadata\":{");
+    size_t nm = jager_reader_meta_count(m->reader);
+    int first = 1;
+    for (size_t i = 0; i < nm; i++) {
+        const char *k = NULL, *v = NULL;
+        if (jager_reader_meta_at(m->reader, i, &k, &v) != JAGER_OK || !k) continue;
+        if (!first) printf(",");
+        first = 0;
+        tu_json_str(stdout, k, (size_t)-1);
+        printf(":");
+        tu_json_str(stdout, v ? v : "", (size_t)-1);
+    }
+    printf("}");
+    static const char *const reasons[JAGER_DROP_REASONS] = {"ring_full", "overwritten", "no_ring", "too_large",
+                                                            "sink", "reason_5", "reason_6", "reason_7"};
+    printf(",\"drops\":{");
+    for (int i = 0; i < JAGER_DROP_REASONS; i++)
+        printf("%s\"%s\":%" PRIu64, i ? "," : "", reasons[i],
+               m->drop_records[i] > m->stats.dropped[i] ? m->drop_records[i] : m->stats.dropped[i]);
+    printf("}");
+}
+
+static void json_sites(const jm_model *m)
+{
+    printf(",\"sites\":[");
+    int first = 1;
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        const jm_site *s = &m->sites[id];
+        if (!s->calls && !s->ev_calls && !s->sig_count) continue;
+        printf("%s{\"id\":%u", first ? "" : ",", id);
+        first = 0;
+        json_kv_str("name", s->name, 1);
+        json_kv_str("file", s->file, 1);
+        printf(",\"line\":%u,\"exact\":%s,\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64
+               ",\"max_ns\":%" PRIu64 ",\"mean_ns\":%.1f,\"p50_ns\":%" PRIu64 ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64
+               ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"self_ns\":%" PRIu64 ",\"gc_ns\":%" PRIu64
+               ",\"gc_pauses\":%" PRIu64 ",\"event_calls\":%" PRIu64,
+               s->line, s->exact ? "true" : "false", s->calls, s->total_ns, s->min_ns, s->max_ns, s->mean_ns, s->p50_ns,
+               s->p90_ns, s->p99_ns, s->bytes, s->errors, s->self_ns, s->gc_ns, s->gc_pauses, s->ev_calls);
+        printf(",\"signatures\":[");
+        for (uint32_t i = 0; i < s->sig_count; i++) {
+            const jm_signature *g = &m->signatures[s->sig_first + i];
+            printf("%s{", i ? "," : "");
+            json_kv_str("signature", g->signature, 0);
+            printf(",\"calls\":%" PRIu64 "}", g->calls);
+        }
+        printf("]}");
+    }
+    printf("]");
+}
+
+static void json_extras(const jm_model *m)
+{
+    printf(",\"gc\":{\"pauses\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"full_pauses\":%" PRIu64
+           ",\"pct_of_run\":%.4f}",
+           m->gc.pauses, m->gc.total_ns, m->gc.max_ns, m->gc.full_pauses,
+           m->run_ns ? (double)m->gc.total_ns / (double)m->run_ns * 100.0 : 0.0);
+    printf(",\"compile\":{\"count\":%" PRIu64 ",\"codegen_ns\":%" PRIu64 ",\"inference_ns\":%" PRIu64 "}", m->compile_count,
+           m->compile_ns, m->inference_ns);
+    printf(",\"logs\":{");
+    for (int b = 0; b < JM_SEV_COUNT; b++) printf("%s\"%s\":%" PRIu64, b ? "," : "", jm_sev_name(b), m->logs[b]);
+    printf("},\"span_errors\":%" PRIu64, m->span_errors);
+    printf(",\"event_types\":[");
+    for (uint32_t i = 0; i < m->ntypes; i++) {
+        const jm_type_count *tc = &m->types[i];
+        printf("%s{\"type\":%u", i ? "," : "", tc->type);
+        if (tc->name) json_kv_str("name", tc->name, 1);
+        else printf(",\"name\":\"type#%u\"", tc->type);
+        printf(",\"count\":%" PRIu64 ",\"interpreted\":%s}", tc->count, tc->known ? "true" : "false");
+    }
+    printf("]");
+}
+
+static int print_json(const jm_model *m, const summary_opts *o)
+{
+    json_run(m, o);
+    printf(",\"trees\":[");
+    int rc = 0;
+    for (uint32_t i = 0; i < (o->per_thread ? m->nthreads : 1u) && rc == 0; i++) {
+        const jm_tree *t = o->per_thread ? &m->threads[i].tree : &m->merged;
+        printf("%s{\"thread\":%u", i ? "," : "", o->per_thread ? m->threads[i].index : 0);
+        if (o->per_thread) {
+            printf(",\"os_tid\":%" PRIu64, m->threads[i].os_tid);
+            json_kv_str("name", m->threads[i].name, 1);
+        }
+        printf(",\"total_ns\":%" PRIu64 ",\"folded_calls\":%" PRIu64 ",\"nodes\":[", t->nodes[0].incl_ns, t->folded_calls);
+        rc = json_tree(m, t, o);
+        printf("]}");
+    }
+    printf("]");
+    json_sites(m);
+    json_extras(m);
+    printf("}\n");
+    return rc;
+}
+
+int cmd_summary(int argc, char **argv)
+{
+    summary_opts o;
+    int a = parse_args(argc, argv, &o);
+    if (a != 0) return a > 0 ? JAGER_EXIT_OK : JAGER_EXIT_USAGE;
+    jager_reader *r = cli_open("summary", o.path);
+    if (!r) return JAGER_EXIT_INPUT;
+    jm_model *m = NULL;
+    int rc = 0;
+    if (jm_model_build(r, NULL, &m, &rc) != JAGER_OK) {
+        fprintf(stderr, "jager summary: %s: out of memory\n", o.path);
+        jager_reader_close(r);
+        return JAGER_EXIT_INPUT;
+    }
+    /* A file that yielded nothing at all is unreadable, not a partial result. */
+    if (rc < 0 && m->events == 0 && rc != JAGER_E_TRUNCATED) {
+        int code = cli_finish("summary", o.path, r, rc);
+        jm_model_free(m);
+        jager_reader_close(r);
+        return code;
+    }
+    int out = o.json ? print_json(m, &o) : print_text(m, &o);
+    fflush(stdout);
+    int code = cli_finish("summary", o.path, r, rc);
+    if (out != 0) {
+        fprintf(stderr, "jager summary: out of memory while printing\n");
+        code = JAGER_EXIT_INPUT;
+    }
+    jm_model_free(m);
+    jager_reader_close(r);
+    return code;
+}

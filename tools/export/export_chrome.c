@@ -1,0 +1,742 @@
+/* `jager export --format chrome`: Chrome Trace Event JSON (object form) for Perfetto UI and
+ * chrome://tracing (formats.md §4).
+ *
+ *   spans        "X" complete events on their thread's lane (pid = process, tid = thread
+ *                index), args: site, file, line, span_id, parent_id, bytes, attributes, error
+ *   gc.* types   "X" on a lane named "GC";  dispatch.* types with a duration: "Compiler"
+ *                (slices that overlap without nesting go to "Compiler (2)", … so every
+ *                lane nests strictly, as Perfetto requires)
+ *                (a dispatch.compile slice starts when inference began and lasts
+ *                inference_ns + duration_ns)
+ *   other plugin types with a `duration_ns` field: "X" on a lane named after the type;
+ *                all-numeric types (gc.sample): "C" counters, one track per field named
+ *                "<type>.<field>"; others: "i" instants with the fields as args
+ *   counters     "C" events (monotonic counters are per-thread running totals: id = thread)
+ *   logs, marks, drops, diagnostics: "i" instants (marks process-wide)
+ *   process_name / thread_name / thread_sort_index "M" metadata at the end
+ *
+ * Times are microseconds since the recording's start with three decimals (ns precision).
+ * Events are written as they are read: X events need no order, and attributes or errors
+ * of a span (recorded while it is open, before its own record) wait in a bounded table
+ * keyed by (thread, span id) until the span arrives. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "enc_json.h"
+
+/* Extra lanes (tids): lane key 0 = GC, 1 = Compiler, 2 + type = a plugin type; each key
+ * has up to LANE_SUBS sub-lanes so that slices which overlap without nesting (compiles on
+ * two threads) never share one (Perfetto requires strict nesting per thread). */
+#define LANE_BASE 1000000000u
+#define LANE_SUBS 64u
+#define LANE_KEY_GC 0u
+#define LANE_KEY_COMPILER 1u
+#define LANE_KEYS (2u + 65536u)
+#define PENDING_MAX 65536u /* attribute sets of open spans kept at most */
+
+typedef struct pending {
+    uint64_t key; /* thread << 32 | span id; 0 = empty */
+    tu_buf attrs; /* JSON members "k":v,… without braces */
+    tu_buf error; /* JSON string of the last error message */
+} pending;
+
+enum type_style { STYLE_UNSET = 0, STYLE_INSTANT, STYLE_COMPLETE, STYLE_COUNTER };
+
+typedef struct chrome_state {
+    jager_reader *r;
+    const export_opts *o;
+    FILE *f;
+    uint64_t base_ns;
+    long long pid;
+    uint64_t events;
+    tu_buf b, tmp;
+    pending *pend;
+    uint32_t npend_slots, npend;
+    uint8_t style[65536];
+    uint64_t *lane_end[LANE_KEYS]; /* per lane key: end of the last slice of each sub-lane */
+    uint8_t lane_subs[LANE_KEYS];  /* sub-lanes in use */
+    int failed;
+} chrome_state;
+
+/* ---- pending span attributes (open addressing, backward-shift deletion) ---- */
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return k;
+}
+
+static pending *pend_find(chrome_state *s, uint64_t key, int create)
+{
+    if (!s->pend) {
+        if (!create) return NULL;
+        s->npend_slots = 1024;
+        s->pend = calloc(s->npend_slots, sizeof *s->pend);
+        if (!s->pend) return NULL;
+    }
+    if (create && (s->npend + 1) * 2 > s->npend_slots) {
+        if (s->npend >= PENDING_MAX) return NULL;
+        uint32_t n = s->npend_slots * 2;
+        pending *t = calloc(n, sizeof *t);
+        if (!t) return NULL;
+        for (uint32_t i = 0; i < s->npend_slots; i++) {
+            if (!s->pend[i].key) continue;
+            uint32_t k = (uint32_t)mix(s->pend[i].key) & (n - 1);
+            while (t[k].key) k = (k + 1) & (n - 1);
+            t[k] = s->pend[i];
+        }
+        free(s->pend);
+        s->pend = t;
+        s->npend_slots = n;
+    }
+    uint32_t mask = s->npend_slots - 1;
+    uint32_t k = (uint32_t)mix(key) & mask;
+    while (s->pend[k].key) {
+        if (s->pend[k].key == key) return &s->pend[k];
+        k = (k + 1) & mask;
+    }
+    if (!create) return NULL;
+    memset(&s->pend[k], 0, sizeof s->pend[k]);
+    s->pend[k].key = key;
+    s->npend++;
+    return &s->pend[k];
+}
+
+static void pend_remove(chrome_state *s, pending *p)
+{
+    uint32_t mask = s->npend_slots - 1;
+    uint32_t i = (uint32_t)(p - s->pend);
+    tu_buf_free(&p->attrs);
+    tu_buf_free(&p->error);
+    p->key = 0;
+    s->npend--;
+    /* backward shift: move later entries of the probe run into the hole */
+    for (uint32_t j = (i + 1) & mask; s->pend[j].key; j = (j + 1) & mask) {
+        uint32_t home = (uint32_t)mix(s->pend[j].key) & mask;
+        int movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
+        if (movable) {
+            s->pend[i] = s->pend[j];
+            memset(&s->pend[j], 0, sizeof s->pend[j]);
+            i = j;
+        }
+    }
+}
+
+/* ---- output helpers ---- */
+
+/* ns as microseconds with exactly three decimals. */
+static void put_time(tu_buf *b, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+    char frac[4] = {'.', (char)('0' + a % 1000 / 100), (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
+    if (ns < 0) tu_buf_putc(b, '-');
+    ex_put_u64(b, a / 1000);
+    tu_buf_put(b, frac, 4);
+}
+
+static void put_ts(chrome_state *s, uint64_t t) { put_time(&s->b, (int64_t)(t - s->base_ns)); }
+
+/* Start an event object: {"name":…,"cat":…,"ph":…,"ts":…,"pid":…,"tid":… */
+static void begin_event(chrome_state *s, const char *name, size_t name_len, const char *cat, const char *ph,
+                        uint64_t ts, uint64_t tid)
+{
+    tu_buf *b = &s->b;
+    b->len = 0;
+    if (s->events++) TU_PUTS(b, ",\n");
+    TU_PUTS(b, "{\"name\":");
+    ex_json_str(b, name, name_len);
+    TU_PUTS(b, ",\"cat\":");
+    ex_json_str(b, cat, (size_t)-1);
+    TU_PUTS(b, ",\"ph\":\"");
+    tu_buf_put(b, ph, strlen(ph));
+    TU_PUTS(b, "\",\"ts\":");
+    put_ts(s, ts);
+    TU_PUTS(b, ",\"pid\":");
+    ex_put_i64(b, s->pid);
+    TU_PUTS(b, ",\"tid\":");
+    ex_put_u64(b, tid);
+}
+
+static int end_event(chrome_state *s)
+{
+    if (tu_buf_putc(&s->b, '}')) {
+        fprintf(stderr, "jager export: out of memory\n");
+        s->failed = 1;
+        return -1;
+    }
+    if (fwrite(s->b.data, 1, s->b.len, s->f) != s->b.len) {
+        fprintf(stderr, "jager export: writing %s failed: %s\n", s->o->out, strerror(errno));
+        s->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static void put_site_args(chrome_state *s, uint32_t site)
+{
+    const char *name = NULL, *file = NULL;
+    uint32_t line = 0;
+    TU_PUTS(&s->b, "\"site\":");
+    ex_put_u64(&s->b, site);
+    if (site && jager_reader_site(s->r, site, &name, &file, &line) == JAGER_OK) {
+        if (file && *file) {
+            TU_PUTS(&s->b, ",\"file\":");
+            ex_json_str(&s->b, file, (size_t)-1);
+        }
+        TU_PUTS(&s->b, ",\"line\":");
+        ex_put_u64(&s->b, line);
+    }
+}
+
+static const char *site_name(chrome_state *s, uint32_t site, char *buf, size_t size)
+{
+    const char *name = NULL;
+    if (site && jager_reader_site(s->r, site, &name, NULL, NULL) == JAGER_OK && name) return name;
+    return tu_site_label(s->r, site, buf, size, 0);
+}
+
+/* A stack as ["func (file:line)", …], innermost first. */
+static void put_stack(chrome_state *s, jager_stack_id id)
+{
+    const uint64_t *ips = NULL;
+    uint32_t n = 0;
+    tu_buf *b = &s->b;
+    if (!id || jager_reader_stack(s->r, id, &ips, &n) != JAGER_OK) {
+        tu_buf_printf(b, "%" PRIu64, (uint64_t)id);
+        return;
+    }
+    tu_buf_putc(b, '[');
+    int first = 1;
+    for (uint32_t i = 0; i < n && i < 64; i++) {
+        jager_frame fr[8];
+        uint32_t nf = jager_reader_symbolize(s->r, ips[i], fr, 8);
+        char tmp[64];
+        if (nf == 0) {
+            snprintf(tmp, sizeof tmp, "0x%" PRIx64, ips[i]);
+            if (!first) tu_buf_putc(b, ',');
+            ex_json_str(b, tmp, (size_t)-1);
+            first = 0;
+            continue;
+        }
+        for (uint32_t k = nf; k-- > 0;) { /* innermost (most inlined) first */
+            s->tmp.len = 0;
+            tu_buf_printf(&s->tmp, "%s", fr[k].func);
+            if (fr[k].file && *fr[k].file) tu_buf_printf(&s->tmp, " (%s:%u)", fr[k].file, fr[k].line);
+            if (!first) tu_buf_putc(b, ',');
+            ex_json_str(b, (const char *)s->tmp.data, s->tmp.len);
+            first = 0;
+        }
+    }
+    tu_buf_putc(b, ']');
+}
+
+/* ---- events ---- */
+
+static void on_span(chrome_state *s, const jager_event *ev)
+{
+    const jager_rec_span *sp = (const void *)ev->rec;
+    char nb[256];
+    const char *name = site_name(s, sp->h.aux, nb, sizeof nb);
+    begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev->thread);
+    TU_PUTS(&s->b, ",\"dur\":");
+    put_time(&s->b, (int64_t)(sp->end_ns - sp->start_ns));
+    TU_PUTS(&s->b, ",\"args\":{");
+    put_site_args(s, sp->h.aux);
+    TU_PUTS(&s->b, ",\"span_id\":");
+    ex_put_u64(&s->b, sp->span_id);
+    TU_PUTS(&s->b, ",\"parent_id\":");
+    ex_put_u64(&s->b, sp->parent_id);
+    if (sp->bytes) {
+        TU_PUTS(&s->b, ",\"bytes\":");
+        ex_put_u64(&s->b, sp->bytes);
+    }
+    pending *p = pend_find(s, (uint64_t)ev->thread << 32 | sp->span_id, 0);
+    if (p) {
+        if (p->attrs.len) {
+            TU_PUTS(&s->b, ",\"attributes\":{");
+            tu_buf_put(&s->b, p->attrs.data, p->attrs.len);
+            tu_buf_putc(&s->b, '}');
+        }
+        if (p->error.len) {
+            TU_PUTS(&s->b, ",\"error\":");
+            tu_buf_put(&s->b, p->error.data, p->error.len);
+        }
+        pend_remove(s, p);
+    }
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+/* Attributes or an error of an open span: kept for its X event, or (table full) shown as
+ * an instant so nothing is lost. */
+static void on_span_extra(chrome_state *s, const jager_event *ev)
+{
+    const jager_record *h = ev->rec;
+    size_t total = (size_t)h->words * 8u;
+    int is_attr = ev->type == JAGER_EV_SPAN_ATTR;
+    uint32_t span_id;
+    const uint8_t *a = NULL, *ae = (const uint8_t *)h + total;
+    const char *msg = "";
+    uint32_t msg_len = 0;
+    if (is_attr) {
+        const jager_rec_span_attr *sa = (const void *)h;
+        if (total < sizeof *sa) return;
+        span_id = sa->span_id;
+        a = (const uint8_t *)h + sizeof *sa;
+    } else {
+        const jager_rec_span_error *se = (const void *)h;
+        if (total < sizeof *se) return;
+        span_id = se->span_id;
+        msg = (const char *)h + sizeof *se;
+        msg_len = se->msg_len <= total - sizeof *se ? se->msg_len : (uint32_t)(total - sizeof *se);
+    }
+    s->tmp.len = 0;
+    if (is_attr) ex_json_attrs(&s->tmp, a, ae);
+    else ex_json_str(&s->tmp, msg, msg_len);
+    pending *p = pend_find(s, (uint64_t)ev->thread << 32 | span_id, 1);
+    if (p) {
+        if (is_attr) {
+            if (s->tmp.len > 2) { /* strip the braces, join with earlier sets */
+                if (p->attrs.len) tu_buf_putc(&p->attrs, ',');
+                tu_buf_put(&p->attrs, s->tmp.data + 1, s->tmp.len - 2);
+            }
+        } else {
+            p->error.len = 0;
+            tu_buf_put(&p->error, s->tmp.data, s->tmp.len);
+        }
+        return;
+    }
+    char nb[256];
+    begin_event(s, is_attr ? "span attributes" : "span error", (size_t)-1, "span", "i", ev->time_ns, ev->thread);
+    TU_PUTS(&s->b, ",\"s\":\"t\",\"args\":{");
+    TU_PUTS(&s->b, "\"site\":");
+    ex_json_str(&s->b, site_name(s, h->aux, nb, sizeof nb), (size_t)-1);
+    tu_buf_printf(&s->b, ",\"span_id\":%u,\"%s\":", span_id, is_attr ? "attributes" : "error");
+    tu_buf_put(&s->b, s->tmp.data, s->tmp.len);
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+static void on_log(chrome_state *s, const jager_event *ev)
+{
+    const jager_rec_log *l = (const void *)ev->rec;
+    const char *body = "";
+    uint32_t blen = 0;
+    const uint8_t *a = NULL, *ae = NULL;
+    if (jager_log_body(l, &body, &blen, &a, &ae) != JAGER_OK) { body = ""; blen = 0; a = NULL; }
+    uint32_t sev = l->h.aux & 0xFFu;
+    /* The event name is the body's first line, cut at 80 bytes (args keep it whole). */
+    size_t nlen = 0;
+    while (nlen < blen && nlen < 80 && body[nlen] != '\n') nlen++;
+    while (nlen < blen && nlen > 0 && ((unsigned char)body[nlen] & 0xC0) == 0x80) nlen--; /* whole chars */
+    begin_event(s, nlen ? body : ex_severity_text(sev), nlen ? nlen : (size_t)-1, "log", "i", ev->time_ns,
+                ev->thread);
+    tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"severity_number\":%u,\"body\":",
+                  ex_severity_text(sev), sev);
+    ex_json_str(&s->b, body, blen);
+    if (l->h.aux & JAGER_LOG_TRUNCATED) TU_PUTS(&s->b, ",\"truncated\":true");
+    if (l->nattrs && a) {
+        TU_PUTS(&s->b, ",\"attributes\":");
+        ex_json_attrs(&s->b, a, ae);
+    }
+    if (l->site) {
+        char nb[256];
+        TU_PUTS(&s->b, ",\"site\":");
+        ex_json_str(&s->b, site_name(s, l->site, nb, sizeof nb), (size_t)-1);
+        tu_buf_printf(&s->b, ",\"span_id\":%u", l->span_id);
+    }
+    char hex[33];
+    if (ex_hex(l->trace_id, 16, hex)) tu_buf_printf(&s->b, ",\"trace_id\":\"%s\"", hex);
+    if (ex_hex(l->ctx_span_id, 8, hex)) tu_buf_printf(&s->b, ",\"trace_span_id\":\"%s\"", hex);
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+static void on_counter(chrome_state *s, const jager_event *ev)
+{
+    const jager_rec_counter *c = (const void *)ev->rec;
+    const char *name = NULL, *unit = NULL;
+    uint32_t kind = JAGER_COUNTER_GAUGE;
+    char nb[32];
+    if (jager_reader_counter(s->r, c->h.aux, &name, &unit, &kind) != JAGER_OK || !name) {
+        snprintf(nb, sizeof nb, "counter#%u", c->h.aux);
+        name = nb;
+    }
+    begin_event(s, name, (size_t)-1, "counter", "C", ev->time_ns, ev->thread);
+    /* A monotonic counter's samples are the running total of the emitting thread. */
+    if (kind == JAGER_COUNTER_MONOTONIC) tu_buf_printf(&s->b, ",\"id\":%u", ev->thread);
+    TU_PUTS(&s->b, ",\"args\":{\"value\":");
+    ex_json_f64(&s->b, c->value);
+    tu_buf_putc(&s->b, '}');
+    end_event(s);
+}
+
+static void on_simple_instant(chrome_state *s, const jager_event *ev)
+{
+    const jager_record *h = ev->rec;
+    size_t total = (size_t)h->words * 8u;
+    char nb[64];
+    if (ev->type == JAGER_EV_MARK) {
+        const char *name = jager_reader_string(s->r, h->aux);
+        if (!name) {
+            snprintf(nb, sizeof nb, "mark#%u", h->aux);
+            name = nb;
+        }
+        begin_event(s, name, (size_t)-1, "mark", "i", ev->time_ns, ev->thread);
+        TU_PUTS(&s->b, ",\"s\":\"p\"");
+    } else if (ev->type == JAGER_EV_DROP) {
+        static const char *const reasons[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
+        const jager_rec_drop *d = (const void *)h;
+        begin_event(s, "events dropped", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
+        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"reason\":\"%s\",\"count\":%" PRIu64 "}",
+                      h->aux < 5 ? reasons[h->aux] : "unknown", total >= sizeof *d ? d->count : 0);
+    } else { /* diag */
+        const jager_rec_diag *d = (const void *)h;
+        const char *src = jager_reader_string(s->r, d->source);
+        uint32_t n = d->text_len <= total - sizeof *d ? d->text_len : (uint32_t)(total - sizeof *d);
+        begin_event(s, "diagnostic", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
+        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"source\":", ex_severity_text(h->aux));
+        ex_json_str(&s->b, src ? src : "", (size_t)-1);
+        TU_PUTS(&s->b, ",\"text\":");
+        ex_json_str(&s->b, (const char *)h + sizeof *d, n);
+        tu_buf_putc(&s->b, '}');
+    }
+    end_event(s);
+}
+
+static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static int duration_field(const jager_type_desc *d)
+{
+    for (uint32_t f = 0; f < d->nfields; f++)
+        if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && d->fields[f].name && !strcmp(d->fields[f].name, "duration_ns"))
+            return (int)f;
+    return -1;
+}
+
+static int classify(const jager_type_desc *d)
+{
+    if (duration_field(d) >= 0) return STYLE_COMPLETE;
+    if (d->nfields == 0) return STYLE_INSTANT;
+    for (uint32_t f = 0; f < d->nfields; f++) {
+        uint32_t k = d->fields[f].kind;
+        if (k != JAGER_FIELD_U64 && k != JAGER_FIELD_I64 && k != JAGER_FIELD_F64 && k != JAGER_FIELD_BYTES &&
+            k != JAGER_FIELD_DURATION_NS)
+            return STYLE_INSTANT;
+    }
+    return STYLE_COUNTER;
+}
+
+/* Plugin fields as JSON members. */
+static void put_fields(chrome_state *s, const jager_type_desc *d, const jager_rec_plugin *p, size_t have, int skip,
+                       int first)
+{
+    for (uint32_t f = 0; f < d->nfields && f < have; f++) {
+        if ((int)f == skip) continue;
+        const jager_field_desc *fd = &d->fields[f];
+        uint64_t v = p->fields[f];
+        if (!first) tu_buf_putc(&s->b, ',');
+        first = 0;
+        ex_json_str(&s->b, fd->name ? fd->name : "field", (size_t)-1);
+        tu_buf_putc(&s->b, ':');
+        switch (fd->kind) {
+        case JAGER_FIELD_I64:
+        case JAGER_FIELD_TIME_NS:
+        case JAGER_FIELD_DURATION_NS: tu_buf_printf(&s->b, "%" PRId64, (int64_t)v); break;
+        case JAGER_FIELD_F64: {
+            double x;
+            memcpy(&x, &v, sizeof x);
+            ex_json_f64(&s->b, x);
+            break;
+        }
+        case JAGER_FIELD_STRING: {
+            const char *str = v <= UINT32_MAX ? jager_reader_string(s->r, (uint32_t)v) : NULL;
+            ex_json_str(&s->b, str, (size_t)-1);
+            break;
+        }
+        case JAGER_FIELD_SITE: {
+            char nb[256];
+            ex_json_str(&s->b, site_name(s, v <= UINT32_MAX ? (uint32_t)v : 0, nb, sizeof nb), (size_t)-1);
+            break;
+        }
+        case JAGER_FIELD_STACK: put_stack(s, v); break;
+        case JAGER_FIELD_BOOL: tu_buf_put(&s->b, v ? "true" : "false", v ? 4 : 5); break;
+        default: tu_buf_printf(&s->b, "%" PRIu64, v);
+        }
+    }
+}
+
+/* The tid for a slice [start, end) of lane \p key: the first sub-lane whose slices all end
+ * by \p start (slices of one sub-lane are disjoint and in order). */
+static uint64_t lane_for(chrome_state *s, uint32_t key, uint64_t start, uint64_t end)
+{
+    if (!s->lane_end[key]) {
+        s->lane_end[key] = calloc(LANE_SUBS, sizeof *s->lane_end[key]);
+        if (!s->lane_end[key]) return LANE_BASE + (uint64_t)key * LANE_SUBS; /* degrade: shared lane */
+    }
+    uint32_t k = 0;
+    while (k < s->lane_subs[key] && s->lane_end[key][k] > start) k++;
+    if (k == LANE_SUBS) k = LANE_SUBS - 1; /* pathological overlap: the last sub-lane */
+    if (k >= s->lane_subs[key]) s->lane_subs[key] = (uint8_t)(k + 1);
+    if (end > s->lane_end[key][k]) s->lane_end[key][k] = end;
+    return LANE_BASE + (uint64_t)key * LANE_SUBS + k;
+}
+
+static void on_plugin(chrome_state *s, const jager_event *ev)
+{
+    const jager_type_desc *d = jager_reader_type(s->r, ev->type);
+    if (!d || !d->name || d->builtin) return;
+    /* gc.stall is the same pause as gc.pause, seen from the stalled thread's ring: the
+     * GC lane draws each collection once. */
+    if (!strcmp(d->name, "gc.stall")) return;
+    if (!s->style[ev->type]) s->style[ev->type] = (uint8_t)classify(d);
+    const jager_rec_plugin *p = (const void *)ev->rec;
+    size_t total = (size_t)ev->rec->words * 8u;
+    size_t have = total >= sizeof *p ? (total - sizeof *p) / 8u : 0;
+    int style = s->style[ev->type];
+    if (style == STYLE_COUNTER && have == 0) style = STYLE_INSTANT; /* a record cut short */
+    switch (style) {
+    case STYLE_COMPLETE: {
+        int df = duration_field(d);
+        uint64_t dur = (size_t)df < have ? p->fields[df] : 0;
+        /* dispatch.compile: time_ns is when inference began; codegen (duration_ns) follows
+         * it, so the slice covers both (docs/event-types.md, the Julia binding's sensor). */
+        if (!strcmp(d->name, "dispatch.compile"))
+            for (uint32_t f = 0; f < d->nfields && f < have; f++)
+                if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && d->fields[f].name &&
+                    !strcmp(d->fields[f].name, "inference_ns"))
+                    dur += p->fields[f];
+        uint32_t key;
+        const char *name = d->name;
+        if (starts_with(d->name, "gc.")) {
+            key = LANE_KEY_GC;
+            if (!strcmp(d->name, "gc.pause")) name = "GC pause";
+        } else if (starts_with(d->name, "dispatch.")) {
+            key = LANE_KEY_COMPILER;
+        } else {
+            key = 2u + ev->type;
+        }
+        uint64_t lane = lane_for(s, key, ev->time_ns, ev->time_ns + dur);
+        /* a compile is named after what it compiled */
+        const char *sig = NULL;
+        for (uint32_t f = 0; f < d->nfields && f < have; f++)
+            if (d->fields[f].kind == JAGER_FIELD_STRING && d->fields[f].name && !strcmp(d->fields[f].name, "signature"))
+                sig = jager_reader_string(s->r, (uint32_t)p->fields[f]);
+        begin_event(s, sig && key == LANE_KEY_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
+        TU_PUTS(&s->b, ",\"dur\":");
+        put_time(&s->b, (int64_t)dur);
+        tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread,
+                      (size_t)df < have ? p->fields[df] : 0);
+        put_fields(s, d, p, have, df, 0);
+        tu_buf_putc(&s->b, '}');
+        break;
+    }
+    case STYLE_COUNTER:
+        /* one counter track per field ("gc.sample.live_bytes"): the series of a sample
+         * type have unrelated scales, and chrome://tracing stacks series of one event */
+        for (uint32_t f = 0; f < d->nfields && f < have; f++) {
+            s->tmp.len = 0;
+            tu_buf_printf(&s->tmp, "%s.%s", d->name, d->fields[f].name ? d->fields[f].name : "field");
+            begin_event(s, (const char *)s->tmp.data, s->tmp.len, d->name, "C", ev->time_ns, ev->thread);
+            TU_PUTS(&s->b, ",\"args\":{\"value\":");
+            uint64_t v = p->fields[f];
+            if (d->fields[f].kind == JAGER_FIELD_F64) {
+                double x;
+                memcpy(&x, &v, sizeof x);
+                ex_json_f64(&s->b, x);
+            } else if (d->fields[f].kind == JAGER_FIELD_I64) ex_put_i64(&s->b, (int64_t)v);
+            else ex_put_u64(&s->b, v);
+            tu_buf_putc(&s->b, '}');
+            if (f + 1 < d->nfields && f + 1 < have && end_event(s)) return;
+        }
+        break;
+    default:
+        begin_event(s, d->name, (size_t)-1, d->name, "i", ev->time_ns, ev->thread);
+        TU_PUTS(&s->b, ",\"s\":\"t\",\"args\":{");
+        put_fields(s, d, p, have, -1, 1);
+        tu_buf_putc(&s->b, '}');
+    }
+    end_event(s);
+}
+
+static int chrome_event(void *st, const jager_event *ev)
+{
+    chrome_state *s = st;
+    size_t total = (size_t)ev->rec->words * 8u;
+    if (!s->base_ns) s->base_ns = ev->time_ns; /* start unknown: the first event's time */
+    switch (ev->type) {
+    case JAGER_EV_SPAN:
+        if (total >= sizeof(jager_rec_span)) on_span(s, ev);
+        break;
+    case JAGER_EV_SPAN_ATTR:
+    case JAGER_EV_SPAN_ERROR: on_span_extra(s, ev); break;
+    case JAGER_EV_LOG:
+        if (total >= sizeof(jager_rec_log)) on_log(s, ev);
+        break;
+    case JAGER_EV_COUNTER:
+        if (total >= sizeof(jager_rec_counter)) on_counter(s, ev);
+        break;
+    case JAGER_EV_MARK:
+        if (total >= sizeof(jager_rec_mark)) on_simple_instant(s, ev);
+        break;
+    case JAGER_EV_DROP:
+        if (total >= sizeof(jager_rec_drop)) on_simple_instant(s, ev);
+        break;
+    case JAGER_EV_DIAG:
+        if (total >= sizeof(jager_rec_diag)) on_simple_instant(s, ev);
+        break;
+    default:
+        if (ev->type >= JAGER_EV_FIRST_PLUGIN) on_plugin(s, ev);
+    }
+    return s->failed ? -1 : 0;
+}
+
+static long long process_id(const jager_reader *r)
+{
+    const char *v = jager_reader_meta(r, "process.pid");
+    if (!v || !*v) v = jager_reader_meta(r, "mpi.rank");
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    return (v && *v && !*end && x >= 0) ? x : 1;
+}
+
+static void *chrome_open(jager_reader *r, const export_opts *o)
+{
+    chrome_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        fprintf(stderr, "jager export: out of memory\n");
+        return NULL;
+    }
+    s->r = r;
+    s->o = o;
+    s->f = strcmp(o->out, "-") ? fopen(o->out, "wb") : stdout;
+    if (!s->f) {
+        fprintf(stderr, "jager export: cannot create %s: %s\n", o->out, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    jager_reader_info info = {.struct_size = sizeof info};
+    jager_reader_get_info(r, &info);
+    s->base_ns = info.start_ns;
+    s->pid = process_id(r);
+    fputs("{\"traceEvents\":[\n", s->f);
+    return s;
+}
+
+static void meta_event(chrome_state *s, const char *what, uint64_t tid, const char *key, const char *name,
+                       long long sort)
+{
+    tu_buf *b = &s->b;
+    b->len = 0;
+    if (s->events++) TU_PUTS(b, ",\n");
+    tu_buf_printf(b, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%lld", what, s->pid);
+    if (tid) tu_buf_printf(b, ",\"tid\":%" PRIu64, tid);
+    tu_buf_printf(b, ",\"args\":{\"%s\":", key);
+    if (name) ex_json_str(b, name, (size_t)-1);
+    else tu_buf_printf(b, "%lld", sort);
+    tu_buf_putc(b, '}');
+    end_event(s);
+}
+
+static int chrome_finish(void *st)
+{
+    chrome_state *s = st;
+    /* Attributes of spans that never ended (a truncated file) are not lost. */
+    for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
+        pending *p = &s->pend[i];
+        if (!p->key) continue;
+        begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, p->key >> 32);
+        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"span_id\":%u", (uint32_t)p->key);
+        if (p->attrs.len) {
+            TU_PUTS(&s->b, ",\"attributes\":{");
+            tu_buf_put(&s->b, p->attrs.data, p->attrs.len);
+            tu_buf_putc(&s->b, '}');
+        }
+        if (p->error.len) {
+            TU_PUTS(&s->b, ",\"error\":");
+            tu_buf_put(&s->b, p->error.data, p->error.len);
+        }
+        tu_buf_putc(&s->b, '}');
+        end_event(s);
+    }
+    /* process and lane names */
+    const char *proc = jager_reader_meta(s->r, "process.name");
+    if (!proc || !*proc) proc = jager_reader_meta(s->r, "process.command_line");
+    const char *rank = jager_reader_meta(s->r, "mpi.rank");
+    s->tmp.len = 0;
+    tu_buf_printf(&s->tmp, "%s", proc && *proc ? proc : s->o->input);
+    if (rank && *rank) tu_buf_printf(&s->tmp, " (rank %s)", rank);
+    tu_buf_putc(&s->tmp, '\0');
+    meta_event(s, "process_name", 0, "name", (const char *)s->tmp.data, 0);
+    uint32_t nthreads = jager_reader_thread_count(s->r);
+    for (uint32_t t = 1; t <= nthreads; t++) {
+        uint64_t os_tid = 0;
+        const char *tname = NULL;
+        if (jager_reader_thread(s->r, t, &os_tid, &tname) != JAGER_OK) continue;
+        char nb[300];
+        if (tname && *tname) snprintf(nb, sizeof nb, "%s (thread %u, tid %" PRIu64 ")", tname, t, os_tid);
+        else snprintf(nb, sizeof nb, "thread %u (tid %" PRIu64 ")", t, os_tid);
+        meta_event(s, "thread_name", t, "name", nb, 0);
+        meta_event(s, "thread_sort_index", t, "sort_index", NULL, t);
+    }
+    for (uint32_t key = 0; key < LANE_KEYS; key++) {
+        const jager_type_desc *d = key >= 2 ? jager_reader_type(s->r, (uint16_t)(key - 2)) : NULL;
+        const char *base = key == LANE_KEY_GC ? "GC" : key == LANE_KEY_COMPILER ? "Compiler" : d && d->name ? d->name : "plugin";
+        for (uint32_t k = 0; k < s->lane_subs[key]; k++) {
+            uint64_t tid = LANE_BASE + (uint64_t)key * LANE_SUBS + k;
+            char nb[300];
+            if (k) snprintf(nb, sizeof nb, "%s (%u)", base, k + 1);
+            else snprintf(nb, sizeof nb, "%s", base);
+            meta_event(s, "thread_name", tid, "name", nb, 0);
+            meta_event(s, "thread_sort_index", tid, "sort_index", NULL, (long long)tid);
+        }
+    }
+    /* trailer: display unit and the run's metadata */
+    tu_buf *b = &s->b;
+    b->len = 0;
+    /* No displayTimeUnit: it only changes the display, but Perfetto before 2022 read "ns"
+     * as the unit of ts (formats.md §8.4); ts and dur carry ns precision anyway. */
+    TU_PUTS(b, "\n],\"otherData\":{\"jager.source\":");
+    ex_json_str(b, s->o->input, (size_t)-1);
+    size_t nmeta = jager_reader_meta_count(s->r);
+    for (size_t i = 0; i < nmeta; i++) {
+        const char *k = NULL, *v = NULL;
+        if (jager_reader_meta_at(s->r, i, &k, &v) != JAGER_OK || !k) continue;
+        tu_buf_putc(b, ',');
+        ex_json_str(b, k, (size_t)-1);
+        tu_buf_putc(b, ':');
+        ex_json_str(b, v ? v : "", (size_t)-1);
+    }
+    TU_PUTS(b, "}}\n");
+    if (fwrite(b->data, 1, b->len, s->f) != b->len) s->failed = 1;
+    if (s->f != stdout) {
+        if (fclose(s->f) != 0) s->failed = 1;
+    } else if (fflush(s->f) != 0) s->failed = 1;
+    s->f = NULL;
+    if (s->failed) fprintf(stderr, "jager export: writing %s failed\n", s->o->out);
+    return s->failed ? -1 : 0;
+}
+
+static void chrome_free(void *st)
+{
+    chrome_state *s = st;
+    if (!s) return;
+    if (s->f && s->f != stdout) fclose(s->f);
+    for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
+        tu_buf_free(&s->pend[i].attrs);
+        tu_buf_free(&s->pend[i].error);
+    }
+    free(s->pend);
+    for (uint32_t key = 0; key < LANE_KEYS; key++) free(s->lane_end[key]);
+    tu_buf_free(&s->b);
+    tu_buf_free(&s->tmp);
+    free(s);
+}
+
+const exporter export_chrome = {"chrome", ".trace.json", 1, chrome_open, chrome_event, chrome_finish, chrome_free};

@@ -1,0 +1,382 @@
+/*
+ * model.h — the analysis model every `jager` command that interprets a recording builds on
+ * (summary, hunt, report).
+ *
+ * One streaming pass over a recording builds memory-bounded aggregates; no event is kept.
+ *
+ *   - per thread, the span call tree: spans of a thread reach the file in *end* order
+ *     (children before their parent), so each span's subtree is assembled from its
+ *     children by span_id/parent_id and merged, path-keyed, into the thread's tree when
+ *     the top-level span ends. A node is one call path (root → … → site) with calls,
+ *     inclusive/exclusive ns, bytes, errors and the GC time that overlapped it;
+ *   - the merged tree (all threads, same path keys);
+ *   - per-site totals: exact ones from the file's STATS block when it covers the site,
+ *     otherwise from the span events (log histogram for percentiles);
+ *   - GC pauses (`gc.pause`) by triggering stack and by site, GC time inside spans
+ *     (`gc.site_time` per site when present; per call path the overlap of `gc.stall`
+ *     records — written into the stalled thread's ring, so they precede the spans they
+ *     stalled — or, in recordings without them, of `gc.pause` with spans on the same thread);
+ *   - Julia dispatch telemetry: signatures per site, instability verdicts, compiles,
+ *     the specialization census (`dispatch.*`, docs/event-types.md);
+ *   - logs by severity, exceptions (span_error) per site with their messages, counters,
+ *     drops, marks, every plugin event type counted by name (known or not).
+ *
+ * One pass is enough: jager_reader_next() absorbs table blocks as they come (strings and
+ * sites resolve when their event arrives), stack ids are kept as ids, and stacks, symbols
+ * and statistics (written late) are looked up in jm_model_finish(), after the last event — no jager_reader_load_tables() pass, which
+ * would decompress the file twice.
+ *
+ * Memory: every table is capped (jm_options); what does not fit is folded into an "other"
+ * bucket (site JM_SITE_OTHER in trees, *_other counters elsewhere) and counted, never lost.
+ *
+ * Lifetime: a model borrows strings from its reader (names, files, signatures): free the
+ * model before closing the reader. Not thread-safe; one model per thread.
+ *
+ * Typical use (one pass, as `jager summary` does):
+ * \code
+ * jager_reader *r = cli_open("summary", path);
+ * jm_model *m; int rc;
+ * if (jm_model_build(r, NULL, &m, &rc) != JAGER_OK) { ... out of memory ... }
+ * ... m->merged, m->sites[1..m->nsites-1], m->gc ...
+ * jm_model_free(m); int exit_code = cli_finish("summary", path, r, rc); jager_reader_close(r);
+ * \endcode
+ * Or feed events you already read (the report's single pass): jm_model_new(),
+ * jm_model_add() per event, jm_model_finish(), then read the same fields.
+ */
+#ifndef JAGER_TOOLS_MODEL_H
+#define JAGER_TOOLS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jager_reader.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* Options                                                                              */
+
+/** Caps that keep memory bounded on huge or hostile files. 0 in a field means the default. */
+typedef struct jm_options {
+    uint32_t struct_size;     /**< sizeof(jm_options) */
+    uint32_t max_tree_nodes;  /**< distinct call paths per tree (default 65536) */
+    uint32_t max_gc_stacks;   /**< distinct GC trigger stacks (default 4096) */
+    uint32_t max_site_stacks; /**< distinct (site, trigger stack) pairs (default 65536) */
+    uint32_t max_signatures;  /**< distinct (site, signature) pairs, all dispatch tables (default 65536) */
+    uint32_t max_messages;    /**< distinct exception messages kept (default 1024) */
+    uint32_t max_pending_gc;  /**< GC pauses per thread awaiting their enclosing spans (default 65536) */
+} jm_options;
+
+/** Fill \p o with the defaults. */
+void jm_options_default(jm_options *o);
+
+/* ------------------------------------------------------------------------------------ */
+/* Span call trees                                                                       */
+
+#define JM_NONE UINT32_MAX                      /**< "no node" in parent/child/sibling links */
+#define JM_SITE_OTHER UINT32_MAX                /**< node folding call paths beyond the node cap */
+#define JM_SITE_UNRECORDED (UINT32_MAX - 1u)    /**< stands for enclosing spans whose record is missing
+                                                     (sampled out, dropped, or still open at a crash) */
+
+/** One call path. Children are linked in no particular order (sort them for display). */
+typedef struct jm_node {
+    uint32_t site;          /**< jager_site, 0 for the root, or JM_SITE_OTHER / JM_SITE_UNRECORDED */
+    uint32_t parent;        /**< node index, JM_NONE for the root */
+    uint32_t first_child;   /**< node index or JM_NONE */
+    uint32_t next_sibling;  /**< node index or JM_NONE */
+    uint32_t depth;         /**< 0 for the root */
+    uint32_t reserved;
+    uint64_t calls;         /**< span events on this path */
+    uint64_t incl_ns;       /**< sum of their durations */
+    uint64_t excl_ns;       /**< incl_ns minus the children's incl_ns (per call, never below 0) */
+    uint64_t min_ns, max_ns;/**< of one call */
+    uint64_t bytes;         /**< allocated inside (jager_span_end_bytes), inclusive */
+    uint64_t errors;        /**< span_error records of spans on this path */
+    uint64_t gc_ns;         /**< GC pause time overlapping these spans (inclusive) */
+    uint64_t gc_pauses;     /**< pauses overlapping them */
+} jm_node;
+
+/** A path-keyed call tree. nodes[0] is the root; its incl_ns is the sum of top-level spans. */
+typedef struct jm_tree {
+    uint32_t thread;        /**< thread index; 0 for the merged tree */
+    uint32_t count;         /**< nodes in use */
+    jm_node *nodes;
+    uint64_t folded_calls;  /**< span calls that landed in JM_SITE_OTHER nodes (node cap reached) */
+    uint64_t unrecorded;    /**< subtrees whose enclosing span record was missing */
+    void *index;            /**< private: (parent, site) → node */
+} jm_tree;
+
+/** Children of \p node sorted by incl_ns, descending (heaviest first).
+ *  \return the number of children; writes min(that, \p cap) indices — pass cap ≥ the count for a full sort. */
+uint32_t jm_tree_children_sorted(const jm_tree *t, uint32_t node, uint32_t *out, uint32_t cap);
+/** Per site of \p t (ids below \p nsites): add the inclusive time of its outermost nodes —
+ *  not counted twice under recursion — into top[site] and, when \p self is not NULL, its
+ *  exclusive time into self[site]. \return 0 or -1 (out of memory). */
+int jm_tree_site_times(const jm_tree *t, uint32_t nsites, uint64_t *top, uint64_t *self);
+
+/* ------------------------------------------------------------------------------------ */
+/* Sites                                                                                 */
+
+#define JM_TAIL_FACTOR 4
+
+/** Everything known about one site. Index m->sites by site id (dense from 1; [0] unused). */
+typedef struct jm_site {
+    jager_site id;
+    const char *name;       /**< never NULL ("?" if the site table lacks it) */
+    const char *file;       /**< never NULL ("" if unknown) */
+    uint32_t line;
+    int exact;              /**< 1: totals below come from the file's STATS block */
+    uint64_t calls, total_ns, min_ns, max_ns;
+    double mean_ns;
+    uint64_t p50_ns, p90_ns, p99_ns;
+    uint64_t bytes, errors;
+    /* The slow tail, from the log histogram (STATS, else events): calls at least
+     * JM_TAIL_FACTOR × the median, and the time they took beyond the median. GC pause
+     * time inside calls is left out when pauses overlapped the site (a histogram of
+     * durations less their GC time, from the span events). */
+    uint64_t tail_calls;
+    double tail_excess_ns;
+    /* From the span events (sampling may make these smaller than the exact totals). */
+    uint64_t ev_calls, ev_total_ns;
+    uint64_t self_ns;       /**< exclusive time summed over every tree node of this site */
+    uint64_t top_ns;        /**< inclusive time not counted twice under recursion (outermost spans of the site) */
+    uint64_t gc_ns;         /**< GC time inside spans of this site (gc.site_time if present, else overlap) */
+    uint64_t gc_pauses;
+    /* Slices of the sorted tables below that belong to this site (count 0 when none). */
+    uint32_t sig_first, sig_count;       /**< m->signatures */
+    uint32_t unstable_first, unstable_count; /**< m->instabilities */
+    uint32_t msg_first, msg_count;       /**< m->messages */
+    uint32_t trig_first, trig_count;     /**< m->site_stacks (GC triggers inside this site) */
+    uint64_t msg_other;                  /**< span errors whose message was not kept (cap) */
+} jm_site;
+
+/* ------------------------------------------------------------------------------------ */
+/* GC                                                                                    */
+
+/** Pauses triggered from one allocation stack. */
+typedef struct jm_gc_stack {
+    jager_stack_id stack;   /**< 0: no stack recorded */
+    uint64_t pauses, total_ns, max_ns;
+} jm_gc_stack;
+
+/** GC pauses triggered from one stack while spans of one site were open. */
+typedef struct jm_site_stack {
+    jager_site site;
+    jager_stack_id stack;
+    uint64_t pauses, total_ns;
+} jm_site_stack;
+
+typedef struct jm_gc {
+    uint64_t pauses, total_ns, max_ns, full_pauses;
+    uint64_t allocd_bytes, freed_bytes;
+    uint64_t max_live_bytes;
+    int has_site_time;            /**< gc.site_time events were present (site gc_ns exact) */
+    jm_gc_stack *stacks;          /**< sorted by total_ns, descending */
+    uint32_t nstacks;
+    uint64_t other_pauses, other_ns; /**< pauses of stacks beyond the cap */
+    uint64_t unattributed_ns;     /**< pause time on threads/intervals with no enclosing span */
+} jm_gc;
+
+/* ------------------------------------------------------------------------------------ */
+/* Julia dispatch                                                                        */
+
+/** Calls of one site with one argument signature (dispatch.signature). */
+typedef struct jm_signature {
+    jager_site site;
+    const char *signature;  /**< "Tuple{typeof(f), Float64}" */
+    uint64_t calls;         /**< exact count from the census at stop (0: seen, count unknown) */
+} jm_signature;
+
+/** An instability verdict (dispatch.instability), merged per (site, signature). */
+typedef struct jm_instability {
+    jager_site site;
+    const char *signature;
+    uint64_t flags;         /**< 1 runtime dispatch, 2 non-concrete union, 4 Core.Box, 8 non-concrete return */
+    const char *reason;     /**< e.g. "runtime dispatch on p.weight::Real" ("" if none) */
+    const char *chain;      /**< call chain text ("" if none) */
+    uint64_t reports;
+} jm_instability;
+
+/** Compiles of one root signature (dispatch.compile). */
+typedef struct jm_compile {
+    const char *signature;
+    uint64_t count, codegen_ns, inference_ns;
+} jm_compile;
+
+/** One method's specialization census (dispatch.specializations; the largest count seen). */
+typedef struct jm_method_specs {
+    const char *method;     /**< "f(x::Real) in Main at file:line" */
+    const char *file;
+    uint32_t line;
+    uint64_t count;
+} jm_method_specs;
+
+/* ------------------------------------------------------------------------------------ */
+/* Other tables                                                                          */
+
+/** One distinct exception message of a site (span_error). */
+typedef struct jm_message {
+    jager_site site;
+    char *text;             /**< owned copy, cut at 512 bytes, may contain any byte: escape it */
+    uint64_t count;
+    uint64_t first_ns;
+} jm_message;
+
+typedef struct jm_counter {
+    jager_counter id;
+    const char *name, *unit;
+    uint32_t kind;          /**< jager_counter_kind */
+    uint64_t samples;
+    double first, last, min, max; /**< over all samples, in file order */
+    double total;           /**< monotonic: sum over threads of each thread's last running total */
+    uint64_t first_ns, last_ns;
+} jm_counter;
+
+/** Events of one type (core or plugin), counted by type name. */
+typedef struct jm_type_count {
+    uint16_t type;
+    uint16_t known;         /**< 1: a core type, or one of the gc/dispatch plugins' (interpreted, or
+                                 known and not needed, like dispatch.summary); 0: a plugin no
+                                 rule knows (hunt reports those generically) */
+    const char *name;       /**< schema name, "type#<id>" when the schema lacks it */
+    uint64_t count;
+} jm_type_count;
+
+typedef struct jm_thread {
+    uint32_t index;
+    uint64_t os_tid;
+    const char *name;       /**< "" if unnamed */
+    uint64_t events, spans;
+    uint64_t first_ns, last_ns;
+    jm_tree tree;
+} jm_thread;
+
+/** Log severities folded to the OpenTelemetry ranges. */
+enum { JM_SEV_TRACE, JM_SEV_DEBUG, JM_SEV_INFO, JM_SEV_WARN, JM_SEV_ERROR, JM_SEV_FATAL, JM_SEV_COUNT };
+
+/* ------------------------------------------------------------------------------------ */
+/* The model                                                                             */
+
+typedef struct jm_model {
+    jager_reader *reader;         /**< borrowed */
+    jager_reader_info info;       /**< as of jm_model_finish() */
+    jm_options opt;
+
+    /* Run */
+    uint64_t events;              /**< events seen */
+    uint64_t first_ns, last_ns;   /**< first start .. last end over all timed events */
+    uint64_t run_ns;              /**< last_ns - first_ns (or info end - start when larger) */
+    uint64_t thread_ns;           /**< the sum over threads of their time windows (first..last event),
+                                       at least run_ns: the whole of "thread time" that shares of
+                                       multi-threaded work are taken of */
+    int have_stats;               /**< the file had a STATS block */
+    jager_stat stats;             /**< core counters from it (zeroed if none) */
+    uint64_t spans;               /**< span events seen */
+    double self_cost_ns;          /**< stats.span_cost_ns_x1000 / 1000 × stats.spans_total */
+    double self_cost_pct;         /**< self_cost_ns / run_ns × 100 */
+
+    /* Drops: drop records by reason (jager_drop_reason) and their total. */
+    uint64_t drop_records[JAGER_DROP_REASONS];
+    uint64_t dropped;             /**< max(sum of drop records, stats.events_dropped) */
+
+    /* Threads (thread index order; a thread appears once it has an event) */
+    jm_thread *threads;
+    uint32_t nthreads;
+    jm_tree merged;               /**< every thread's tree merged by path */
+
+    /* Sites: sites[id] for id in 1..nsites-1 */
+    jm_site *sites;
+    uint32_t nsites;
+
+    jm_gc gc;
+
+    jm_signature *signatures;     /**< sorted by site, then calls descending */
+    uint32_t nsignatures;
+    jm_instability *instabilities;/**< sorted by site */
+    uint32_t ninstabilities;
+    jm_compile *compiles;         /**< sorted by codegen_ns + inference_ns, descending */
+    uint32_t ncompiles;
+    uint64_t compile_count, compile_ns, inference_ns, compile_max_ns;
+    jm_method_specs *methods;     /**< sorted by count, descending */
+    uint32_t nmethods;
+    uint64_t dispatch_other;      /**< dispatch records beyond the caps (counted, not kept) */
+
+    jm_message *messages;         /**< sorted by site, then count descending */
+    uint32_t nmessages;
+    jm_site_stack *site_stacks;   /**< sorted by site, then total_ns descending */
+    uint32_t nsite_stacks;
+
+    uint64_t logs[JM_SEV_COUNT];
+    uint64_t logs_truncated;
+    uint64_t marks, diags;
+    uint64_t span_errors;         /**< span_error records */
+
+    jm_counter *counters;         /**< by counter id order */
+    uint32_t ncounters;
+
+    jm_type_count *types;         /**< every type seen, by type id */
+    uint32_t ntypes;
+
+    uint64_t malformed;           /**< records too short for their type (counted, skipped) */
+    void *priv;                   /**< private building state */
+} jm_model;
+
+/* ------------------------------------------------------------------------------------ */
+/* Building                                                                              */
+
+/**
+ * \brief Read every event of \p r from where it stands and build the model.
+ * \param opt caps, or NULL for the defaults.
+ * \param out receives the model (NULL on failure).
+ * \param read_status receives the final jager_reader_next() result (0 clean end, or a
+ *        negative jager_status such as JAGER_E_TRUNCATED); the model then holds everything
+ *        read before it. Pass it to cli_finish() for the exit code.
+ * \return JAGER_OK; JAGER_E_NOMEM; JAGER_E_INVALID.
+ */
+jager_status jm_model_build(jager_reader *r, const jm_options *opt, jm_model **out, int *read_status);
+
+/** \brief Start an empty model for events read by the caller. \return as jm_model_build(). */
+jager_status jm_model_new(jager_reader *r, const jm_options *opt, jm_model **out);
+/** \brief Add one event (as returned by jager_reader_next()). \return JAGER_OK or JAGER_E_NOMEM. */
+jager_status jm_model_add(jm_model *m, const jager_event *ev);
+/** \brief Resolve names, merge trees, fold in the STATS block, sort tables. Call once, after the last event. */
+jager_status jm_model_finish(jm_model *m);
+/** \brief Free a model. NULL is allowed. */
+void jm_model_free(jm_model *m);
+
+/* ------------------------------------------------------------------------------------ */
+/* Queries                                                                               */
+
+/** The site record, or NULL for 0, JM_SITE_* and unknown ids. */
+const jm_site *jm_site_get(const jm_model *m, uint32_t site);
+/** Display name of a tree site id: the site name, "(other)", "(unrecorded)", "(root)". */
+const char *jm_site_name(const jm_model *m, uint32_t site);
+
+/** A symbolized frame chosen to name a stack for people. */
+typedef struct jm_frame_pick {
+    const char *func;       /**< "??" when the stack has no symbols */
+    const char *file;       /**< "" if unknown */
+    uint32_t line;
+    uint64_t ip;
+} jm_frame_pick;
+
+/**
+ * \brief The innermost frame of \p stack that belongs to the program rather than the
+ *        runtime or Julia's own library (skips Julia/GC/allocator/libc/Jäger internals:
+ *        jl_*, ijl_*, gc_*, malloc, …, and Base/stdlib files such as "./array.jl"),
+ *        falling back to the innermost symbolized frame.
+ * \return 1 if a frame was found, 0 if the stack is unknown or has no symbols.
+ */
+int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *out);
+
+/** Name of a log severity bucket JM_SEV_* ("trace" … "fatal"). */
+const char *jm_sev_name(int bucket);
+
+/**
+ * \brief Make \p s safe and tidy for a terminal: control bytes (C0, DEL, C1, ESC
+ *        sequences) become "\xNN", invalid UTF-8 bytes become "?", and text wider than
+ *        \p cols code points is cut with "…" (cols 0: no limit). Writes a NUL-terminated
+ *        result into \p buf (always, cut to fit \p size).
+ * \return the number of display columns written (code points, one each).
+ */
+uint32_t jm_text_fit(char *buf, size_t size, const char *s, uint32_t cols);
+
+#endif
