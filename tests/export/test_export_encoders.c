@@ -15,8 +15,9 @@
 #include "enc_json.h"
 #include "enc_parquet.h"
 #include "enc_protobuf.h"
-#include "export_spans.h"
 #include "enc_thrift.h"
+#include "export_spans.h"
+#include "strdict.h"
 
 static void assert_bytes(const tu_buf *b, const uint8_t *want, size_t n)
 {
@@ -176,27 +177,27 @@ static void test_plain_bools(void **state)
 static void test_dict(void **state)
 {
     (void)state;
-    pq_dict d = {0};
-    assert_int_equal(pq_dict_put(&d, "a", 1), 0);
-    assert_int_equal(pq_dict_put(&d, "bc", 2), 1);
-    assert_int_equal(pq_dict_put(&d, "a", 1), 0);
-    assert_int_equal(pq_dict_put(&d, "", 0), 2);
+    tu_strdict d = {0};
+    assert_int_equal(tu_strdict_put(&d, "a", 1), 0);
+    assert_int_equal(tu_strdict_put(&d, "bc", 2), 1);
+    assert_int_equal(tu_strdict_put(&d, "a", 1), 0);
+    assert_int_equal(tu_strdict_put(&d, "", 0), 2);
     assert_int_equal(d.count, 3);
     assert_bytes(&d.plain, (const uint8_t[]){1, 0, 0, 0, 'a', 2, 0, 0, 0, 'b', 'c', 0, 0, 0, 0}, 15);
     /* growth keeps every index */
     char key[32];
     for (int i = 0; i < 5000; i++) {
         int n = snprintf(key, sizeof key, "key-%d", i);
-        assert_int_equal(pq_dict_put(&d, key, (uint32_t)n), 3 + i);
+        assert_int_equal(tu_strdict_put(&d, key, (uint32_t)n), 3 + i);
     }
     for (int i = 4999; i >= 0; i -= 7) {
         int n = snprintf(key, sizeof key, "key-%d", i);
-        assert_int_equal(pq_dict_put(&d, key, (uint32_t)n), 3 + i);
+        assert_int_equal(tu_strdict_put(&d, key, (uint32_t)n), 3 + i);
     }
     assert_int_equal(d.count, 5003);
-    pq_dict_clear(&d);
-    assert_int_equal(pq_dict_put(&d, "zz", 2), 0);
-    pq_dict_free(&d);
+    tu_strdict_clear(&d);
+    assert_int_equal(tu_strdict_put(&d, "zz", 2), 0);
+    tu_strdict_free(&d);
 }
 
 /* Protocol Buffers encoding guide: 150 in field 1 = 08 96 01; "testing" in field 2 =

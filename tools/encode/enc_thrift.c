@@ -2,19 +2,7 @@
 
 #include <string.h>
 
-int th_uvarint(tu_buf *b, uint64_t v)
-{
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-        uint8_t byte = v & 0x7F;
-        v >>= 7;
-        tmp[n++] = byte | (v ? 0x80 : 0);
-    } while (v);
-    return tu_buf_put(b, tmp, n);
-}
-
-static uint64_t zigzag64(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+#include "enc_varint.h"
 
 static void put(th_writer *w, const void *p, size_t n)
 {
@@ -23,7 +11,7 @@ static void put(th_writer *w, const void *p, size_t n)
 static void put_byte(th_writer *w, uint8_t c) { put(w, &c, 1); }
 static void put_varint(th_writer *w, uint64_t v)
 {
-    if (!w->err && th_uvarint(w->b, v)) w->err = 1;
+    if (!w->err && enc_uvarint(w->b, v)) w->err = 1;
 }
 
 static void field_header(th_writer *w, int16_t id, uint8_t type)
@@ -32,7 +20,7 @@ static void field_header(th_writer *w, int16_t id, uint8_t type)
     if (delta > 0 && delta <= 15) put_byte(w, (uint8_t)((delta << 4) | type));
     else {
         put_byte(w, type);
-        put_varint(w, zigzag64(id));
+        put_varint(w, enc_zigzag64(id));
     }
     w->last = id;
 }
@@ -52,13 +40,13 @@ void th_field_i8(th_writer *w, int16_t id, int8_t v)
 void th_field_i32(th_writer *w, int16_t id, int32_t v)
 {
     field_header(w, id, TH_I32);
-    put_varint(w, zigzag64(v));
+    put_varint(w, enc_zigzag64(v));
 }
 
 void th_field_i64(th_writer *w, int16_t id, int64_t v)
 {
     field_header(w, id, TH_I64);
-    put_varint(w, zigzag64(v));
+    put_varint(w, enc_zigzag64(v));
 }
 
 void th_field_bool(th_writer *w, int16_t id, int v) { field_header(w, id, v ? TH_BOOL_TRUE : TH_BOOL_FALSE); }
@@ -99,7 +87,7 @@ void th_field_list_begin(th_writer *w, int16_t id, uint8_t elem_type, uint32_t n
 }
 
 void th_elem_struct_begin(th_writer *w) { push(w); }
-void th_elem_i32(th_writer *w, int32_t v) { put_varint(w, zigzag64(v)); }
+void th_elem_i32(th_writer *w, int32_t v) { put_varint(w, enc_zigzag64(v)); }
 void th_elem_binary(th_writer *w, const void *p, size_t n)
 {
     put_varint(w, n);

@@ -1,6 +1,8 @@
 /* A Thrift Compact Protocol writer for Parquet metadata (formats.md §1.2): structs, lists,
  * i8/i16/i32/i64, bool and binary fields, appended to a tu_buf. Field ids are written as
- * deltas from the previous id of the same struct; nesting saves and restores it. */
+ * deltas from the previous id of the same struct; nesting saves and restores it.
+ * Hand-written on purpose: no maintained C Parquet (or Thrift compact) writer is packaged in
+ * Debian, and Parquet's footer needs only this small writer (about 120 lines). */
 #ifndef JAGER_TOOLS_EXPORT_THRIFT_H
 #define JAGER_TOOLS_EXPORT_THRIFT_H
 #include <stddef.h>
@@ -52,6 +54,4 @@ void th_struct_end(th_writer *w);
 /** End the top-level struct (stop byte). Returns 0, or -1 if anything failed. */
 int th_finish(th_writer *w);
 
-/** Unsigned LEB128 into a buffer; 0 or -1. */
-int th_uvarint(tu_buf *b, uint64_t v);
 #endif

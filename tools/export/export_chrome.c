@@ -27,6 +27,7 @@
 
 #include "export.h"
 #include "enc_json.h"
+#include "plugin_events.h"
 
 /* Extra lanes (tids): lane key 0 = GC, 1 = Compiler, 2 + type = a plugin type; each key
  * has up to LANE_SUBS sub-lanes so that slices which overlap without nesting (compiles on
@@ -410,8 +411,6 @@ static void on_simple_instant(chrome_state *s, const jager_event *ev)
     end_event(s);
 }
 
-static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
-
 static int duration_field(const jager_type_desc *d)
 {
     for (uint32_t f = 0; f < d->nfields; f++)
@@ -494,7 +493,7 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
     if (!d || !d->name || d->builtin) return;
     /* gc.stall is the same pause as gc.pause, seen from the stalled thread's ring: the
      * GC lane draws each collection once. */
-    if (!strcmp(d->name, "gc.stall")) return;
+    if (jp_is(d->name, &jp_gc, JP_GC_STALL)) return;
     if (!s->style[ev->type]) s->style[ev->type] = (uint8_t)classify(d);
     const jager_rec_plugin *p = (const void *)ev->rec;
     size_t total = (size_t)ev->rec->words * 8u;
@@ -507,17 +506,16 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
         uint64_t dur = (size_t)df < have ? p->fields[df] : 0;
         /* dispatch.compile: time_ns is when inference began; codegen (duration_ns) follows
          * it, so the slice covers both (docs/event-types.md, the Julia binding's sensor). */
-        if (!strcmp(d->name, "dispatch.compile"))
-            for (uint32_t f = 0; f < d->nfields && f < have; f++)
-                if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && d->fields[f].name &&
-                    !strcmp(d->fields[f].name, "inference_ns"))
-                    dur += p->fields[f];
+        if (jp_is(d->name, &jp_dispatch, JP_DISPATCH_COMPILE)) {
+            uint32_t f = jp_field_index(d, &jp_dispatch, JP_DISPATCH_COMPILE, JP_COMPILE_INFERENCE_NS);
+            if (f < have && d->fields[f].kind == JAGER_FIELD_DURATION_NS) dur += p->fields[f];
+        }
         uint32_t key;
         const char *name = d->name;
-        if (starts_with(d->name, "gc.")) {
+        if (jp_in_plugin(d->name, &jp_gc)) {
             key = LANE_KEY_GC;
-            if (!strcmp(d->name, "gc.pause")) name = "GC pause";
-        } else if (starts_with(d->name, "dispatch.")) {
+            if (jp_is(d->name, &jp_gc, JP_GC_PAUSE)) name = "GC pause";
+        } else if (jp_in_plugin(d->name, &jp_dispatch)) {
             key = LANE_KEY_COMPILER;
         } else {
             key = 2u + ev->type;

@@ -21,8 +21,9 @@
 #include "export.h"
 #include "enc_json.h"
 #include "enc_parquet.h"
-#include "export_table.h"
 #include "enc_thrift.h"
+#include "export_table.h"
+#include "strdict.h"
 
 #define PQ_MAX_BUFFERED (64u << 20)  /* flush a row group beyond this many buffered bytes */
 #define PQ_DICT_MAX_BYTES (8u << 20) /* give up on a column's dictionary beyond this */
@@ -53,7 +54,7 @@ typedef struct pq_colbuf {
     size_t defs_cap;
     uint32_t *idx;   /* string columns: dictionary index of each non-null value */
     size_t nidx, idx_cap;
-    pq_dict dict;
+    tu_strdict dict;
     int dict_dead;   /* this row group's dictionary grew too large */
     int64_t nulls;
     int has_minmax;  /* integer statistics of this row group */
@@ -225,7 +226,7 @@ static int flush_rowgroup(pq_state *s, pq_file *pf)
         cb->nulls = 0;
         cb->has_minmax = 0;
         cb->dict_dead = 0;
-        pq_dict_clear(&cb->dict);
+        tu_strdict_clear(&cb->dict);
     }
     pf->total_rows += pf->rows;
     pf->rows = 0;
@@ -288,7 +289,7 @@ static int add_row(pq_state *s, pq_file *pf, const ex_cell *cells)
             const char *str = v->null ? "" : v->s;
             rc = tu_buf_put(&cb->values, &n, 4) || tu_buf_put(&cb->values, str, n);
             if (rc || cb->dict_dead || s->o->dict_mode == EXPORT_DICT_NEVER) break;
-            int64_t idx = pq_dict_put(&cb->dict, str, n);
+            int64_t idx = tu_strdict_put(&cb->dict, str, n);
             if (idx < 0) return oom();
             if (cb->nidx == cb->idx_cap) {
                 size_t cap = cb->idx_cap ? cb->idx_cap * 2 : 1024;
@@ -337,7 +338,7 @@ static void pq_file_free(pq_file *pf)
             tu_buf_free(&pf->cols[c].values);
             free(pf->cols[c].defs);
             free(pf->cols[c].idx);
-            pq_dict_free(&pf->cols[c].dict);
+            tu_strdict_free(&pf->cols[c].dict);
         }
     free(pf->cols);
     for (size_t i = 0; i < pf->nrgs; i++) free(pf->rgs[i].chunks);

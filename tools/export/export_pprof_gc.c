@@ -7,6 +7,7 @@
 
 #include "export_pprof_profile.h"
 #include "enc_protobuf.h"
+#include "plugin_events.h"
 
 typedef struct gc_entry {
     uint64_t stack; /* 0 = empty slot marker is `used` */
@@ -69,15 +70,13 @@ int pp_gc_event(pp_gc *g, const jager_reader *r, const jager_event *ev)
 {
     if (!g->resolved) {
         g->resolved = 1;
-        g->type = jager_reader_type_by_name(r, "gc.pause");
+        g->type = jager_reader_type_by_name(r, jp_name(&jp_gc, JP_GC_PAUSE));
         g->f_stack = g->f_dur = -1;
         const jager_type_desc *d = g->type ? jager_reader_type(r, g->type) : NULL;
-        for (uint32_t f = 0; d && f < d->nfields; f++) {
-            if (!d->fields[f].name) continue;
-            if (d->fields[f].kind == JAGER_FIELD_STACK && !strcmp(d->fields[f].name, "stack")) g->f_stack = (int)f;
-            if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && !strcmp(d->fields[f].name, "duration_ns"))
-                g->f_dur = (int)f;
-        }
+        uint32_t fs = jp_field_index(d, &jp_gc, JP_GC_PAUSE, JP_PAUSE_STACK);
+        uint32_t fd = jp_field_index(d, &jp_gc, JP_GC_PAUSE, JP_PAUSE_DURATION_NS);
+        if (fs != UINT32_MAX && d->fields[fs].kind == JAGER_FIELD_STACK) g->f_stack = (int)fs;
+        if (fd != UINT32_MAX && d->fields[fd].kind == JAGER_FIELD_DURATION_NS) g->f_dur = (int)fd;
     }
     if (!g->type || ev->type != g->type) return 0;
     const jager_rec_plugin *p = (const void *)ev->rec;

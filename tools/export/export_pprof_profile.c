@@ -10,12 +10,12 @@
 int pp_profile_init(pp_profile *p)
 {
     memset(p, 0, sizeof *p);
-    return pq_dict_put(&p->strings, "", 0) == 0 ? 0 : -1;
+    return tu_strdict_put(&p->strings, "", 0) == 0 ? 0 : -1;
 }
 
 uint64_t pp_str(pp_profile *p, const char *s)
 {
-    int64_t i = pq_dict_put(&p->strings, s ? s : "", s ? (uint32_t)strlen(s) : 0);
+    int64_t i = tu_strdict_put(&p->strings, s ? s : "", s ? (uint32_t)strlen(s) : 0);
     if (i < 0) {
         p->oom = 1;
         return 0;
@@ -69,10 +69,9 @@ int pp_profile_write(pp_profile *p, const char *path)
 {
     /* the string table last: every string is interned by now */
     for (uint32_t i = 0; i < p->strings.count && !p->oom; i++) {
-        const uint8_t *e = p->strings.plain.data + p->strings.offs[i];
         uint32_t len;
-        memcpy(&len, e, 4);
-        if (pb_bytes(&p->body, 6, e + 4, len)) p->oom = 1;
+        const char *e = tu_strdict_get(&p->strings, i, &len);
+        if (pb_bytes(&p->body, 6, e, len)) p->oom = 1;
     }
     if (p->oom) {
         fprintf(stderr, "jager export: out of memory\n");
@@ -84,5 +83,5 @@ int pp_profile_write(pp_profile *p, const char *path)
 void pp_profile_free(pp_profile *p)
 {
     tu_buf_free(&p->body);
-    pq_dict_free(&p->strings);
+    tu_strdict_free(&p->strings);
 }

@@ -5,12 +5,12 @@
 #define JAGER_TOOLS_EXPORT_PPROF_PROFILE_H
 #include <stdint.h>
 
-#include "enc_parquet.h"
+#include "strdict.h"
 #include "toolutil.h"
 
 typedef struct pp_profile {
     tu_buf body;      /**< Profile fields other than the string table */
-    pq_dict strings;  /**< string_table, index 0 = "" */
+    tu_strdict strings;  /**< string_table, index 0 = "" */
     int oom;          /**< sticky out-of-memory flag */
 } pp_profile;
 

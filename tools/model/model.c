@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model_priv.h"
+#include "plugin_events.h"
 #include "toolutil.h"
 
 #define MSG_KEEP_BYTES 512
@@ -462,18 +463,19 @@ static void add_span_error(jm_model *m, const jager_event *ev)
 
 /* ---- plugin records ---- */
 
+/* The model's role for each plugin event it reads (the types and fields: plugin_events.h). */
 static const struct role_def {
-    const char *name;
+    const jp_plugin *plugin;
+    int event;
     int role;
-    const char *fields[JM_ROLE_FIELDS];
 } role_defs[] = {
-    {"gc.pause", JM_ROLE_GC_PAUSE, {"duration_ns", "stack", "full", "allocd_bytes", "freed_bytes", "live_bytes", "os_tid"}},
-    {"gc.site_time", JM_ROLE_GC_SITE_TIME, {"site", "gc_ns", "pauses"}},
-    {"gc.stall", JM_ROLE_GC_STALL, {"duration_ns"}},
-    {"dispatch.signature", JM_ROLE_SIGNATURE, {"site", "signature", "calls"}},
-    {"dispatch.compile", JM_ROLE_COMPILE, {"duration_ns", "inference_ns", "signature"}},
-    {"dispatch.specializations", JM_ROLE_SPECS, {"method", "count", "file", "line"}},
-    {"dispatch.instability", JM_ROLE_INSTABILITY, {"site", "signature", "flags", "reason", "chain"}},
+    {&jp_gc, JP_GC_PAUSE, JM_ROLE_GC_PAUSE},
+    {&jp_gc, JP_GC_SITE_TIME, JM_ROLE_GC_SITE_TIME},
+    {&jp_gc, JP_GC_STALL, JM_ROLE_GC_STALL},
+    {&jp_dispatch, JP_DISPATCH_SIGNATURE, JM_ROLE_SIGNATURE},
+    {&jp_dispatch, JP_DISPATCH_COMPILE, JM_ROLE_COMPILE},
+    {&jp_dispatch, JP_DISPATCH_SPECIALIZATIONS, JM_ROLE_SPECS},
+    {&jp_dispatch, JP_DISPATCH_INSTABILITY, JM_ROLE_INSTABILITY},
 };
 
 static void resolve_role(jm_model *m, uint16_t type)
@@ -482,21 +484,20 @@ static void resolve_role(jm_model *m, uint16_t type)
     p->role[type] = JM_ROLE_OTHER;
     const jager_type_desc *d = jager_reader_type(m->reader, type);
     if (!d || !d->name) return;
-    if (!strncmp(d->name, "gc.", 3) || !strncmp(d->name, "dispatch.", 9)) p->role[type] = JM_ROLE_FAMILIAR;
+    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch)) p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
-        if (strcmp(d->name, role_defs[i].name) != 0) continue;
-        int role = role_defs[i].role;
-        for (int f = 0; f < JM_ROLE_FIELDS && role_defs[i].fields[f]; f++) {
-            p->fields[role][f] = -1;
-            for (uint32_t k = 0; k < d->nfields && k < JAGER_MAX_FIELDS; k++)
-                if (d->fields[k].name && !strcmp(d->fields[k].name, role_defs[i].fields[f])) p->fields[role][f] = (int8_t)k;
+        const struct role_def *rd = &role_defs[i];
+        if (!jp_is(d->name, rd->plugin, rd->event)) continue;
+        for (int f = 0; f < JM_ROLE_FIELDS && f < JP_MAX_FIELDS && jp_field(rd->plugin, rd->event, f); f++) {
+            uint32_t k = jp_field_index(d, rd->plugin, rd->event, f);
+            p->fields[rd->role][f] = k < JAGER_MAX_FIELDS ? (int8_t)k : -1;
         }
-        p->role[type] = (uint8_t)role;
+        p->role[type] = (uint8_t)rd->role;
         return;
     }
 }
 
-/* Field \p f (role_defs order) of a plugin record, 0 when the type or record lacks it. */
+/* Field \p f (the event's field enum in plugin_events.h) of a plugin record, 0 when the type or record lacks it. */
 static uint64_t field(const jm_priv *p, int role, const jager_rec_plugin *rec, int f)
 {
     int k = p->fields[role][f];
@@ -531,17 +532,17 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
 {
     jm_priv *p = m->priv;
     int R = JM_ROLE_GC_PAUSE;
-    uint64_t dur = field(p, R, rec, 0);
+    uint64_t dur = field(p, R, rec, JP_PAUSE_DURATION_NS);
     if (dur > UINT64_MAX - rec->time_ns) dur = UINT64_MAX - rec->time_ns; /* damaged: keep start ≤ end */
-    jager_stack_id stack = field(p, R, rec, 1);
+    jager_stack_id stack = field(p, R, rec, JP_PAUSE_STACK);
     jm_gc *g = &m->gc;
     g->pauses++;
     g->total_ns += dur;
     if (dur > g->max_ns) g->max_ns = dur;
-    if (field(p, R, rec, 2)) g->full_pauses++;
-    g->allocd_bytes += field(p, R, rec, 3);
-    g->freed_bytes += field(p, R, rec, 4);
-    uint64_t live = field(p, R, rec, 5);
+    if (field(p, R, rec, JP_PAUSE_FULL)) g->full_pauses++;
+    g->allocd_bytes += field(p, R, rec, JP_PAUSE_ALLOCD_BYTES);
+    g->freed_bytes += field(p, R, rec, JP_PAUSE_FREED_BYTES);
+    uint64_t live = field(p, R, rec, JP_PAUSE_LIVE_BYTES);
     if (live > g->max_live_bytes) g->max_live_bytes = live;
 
     uint32_t k = jm_map_get(&p->gc_stack_map, stack, 0);
@@ -565,7 +566,7 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
 
     /* The gc plugin emits pauses from its own thread; the thread that triggered (and whose
      * spans the pause stalled) is named by os_tid. Older files lack it: use the record's. */
-    jm_thread_state *ts = thread_state(m, tu_thread_by_os_tid(m->reader, field(p, R, rec, 6), ev->thread));
+    jm_thread_state *ts = thread_state(m, tu_thread_by_os_tid(m->reader, field(p, R, rec, JP_PAUSE_OS_TID), ev->thread));
     if (!ts) return;
     if (ts->npauses && rec->time_ns < ts->pauses[ts->npauses - 1].end) {
         /* Out of order or overlapping on one thread: keep the order the search relies on. */
@@ -586,7 +587,7 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
 static void add_gc_stall(jm_model *m, const jager_event *ev, const jager_rec_plugin *rec)
 {
     jm_priv *p = m->priv;
-    uint64_t dur = field(p, JM_ROLE_GC_STALL, rec, 0);
+    uint64_t dur = field(p, JM_ROLE_GC_STALL, rec, JP_STALL_DURATION_NS);
     if (dur > UINT64_MAX - rec->time_ns) dur = UINT64_MAX - rec->time_ns;
     jm_thread_state *ts = thread_state(m, ev->thread);
     if (!ts) return;
@@ -619,15 +620,15 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         add_gc_stall(m, ev, rec);
         break;
     case JM_ROLE_GC_SITE_TIME: {
-        jm_site_acc *a = site_acc(m, (uint32_t)field(p, R, rec, 0));
+        jm_site_acc *a = site_acc(m, (uint32_t)field(p, R, rec, JP_SITE_TIME_SITE));
         if (!a) break;
-        a->site_time_gc_ns += field(p, R, rec, 1);
-        a->site_time_pauses += field(p, R, rec, 2);
+        a->site_time_gc_ns += field(p, R, rec, JP_SITE_TIME_GC_NS);
+        a->site_time_pauses += field(p, R, rec, JP_SITE_TIME_PAUSES);
         m->gc.has_site_time = 1;
         break;
     }
     case JM_ROLE_SIGNATURE: {
-        uint64_t site = field(p, R, rec, 0), sig = field(p, R, rec, 1), calls = field(p, R, rec, 2);
+        uint64_t site = field(p, R, rec, JP_SIGNATURE_SITE), sig = field(p, R, rec, JP_SIGNATURE_SIGNATURE), calls = field(p, R, rec, JP_SIGNATURE_CALLS);
         uint32_t k = sig_slot(m, &p->sig_map, (void **)&m->signatures, &p->cap_sigs, &m->nsignatures,
                               sizeof *m->signatures, site, sig);
         if (k == JM_NONE) break;
@@ -640,7 +641,7 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         break;
     }
     case JM_ROLE_INSTABILITY: {
-        uint64_t site = field(p, R, rec, 0), sig = field(p, R, rec, 1);
+        uint64_t site = field(p, R, rec, JP_INSTABILITY_SITE), sig = field(p, R, rec, JP_INSTABILITY_SIGNATURE);
         uint32_t k = sig_slot(m, &p->unstable_map, (void **)&m->instabilities, &p->cap_unstable,
                               &m->ninstabilities, sizeof *m->instabilities, site, sig);
         if (k == JM_NONE) break;
@@ -651,15 +652,15 @@ static void add_plugin(jm_model *m, const jager_event *ev)
             u->reason = "";
             u->chain = "";
         }
-        u->flags |= field(p, R, rec, 2);
-        const char *reason = str_or_empty(m, field(p, R, rec, 3)), *chain = str_or_empty(m, field(p, R, rec, 4));
+        u->flags |= field(p, R, rec, JP_INSTABILITY_FLAGS);
+        const char *reason = str_or_empty(m, field(p, R, rec, JP_INSTABILITY_REASON)), *chain = str_or_empty(m, field(p, R, rec, JP_INSTABILITY_CHAIN));
         if (!*u->reason) u->reason = reason;
         if (!*u->chain) u->chain = chain;
         u->reports++;
         break;
     }
     case JM_ROLE_COMPILE: {
-        uint64_t dur = field(p, R, rec, 0), inf = field(p, R, rec, 1), sig = field(p, R, rec, 2);
+        uint64_t dur = field(p, R, rec, JP_COMPILE_DURATION_NS), inf = field(p, R, rec, JP_COMPILE_INFERENCE_NS), sig = field(p, R, rec, JP_COMPILE_SIGNATURE);
         m->compile_count++;
         m->compile_ns += dur;
         m->inference_ns += inf;
@@ -675,15 +676,15 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         break;
     }
     case JM_ROLE_SPECS: {
-        uint64_t method = field(p, R, rec, 0), count = field(p, R, rec, 1);
+        uint64_t method = field(p, R, rec, JP_SPECS_METHOD), count = field(p, R, rec, JP_SPECS_COUNT);
         uint32_t k = sig_slot(m, &p->method_map, (void **)&m->methods, &p->cap_methods, &m->nmethods,
                               sizeof *m->methods, method, 0);
         if (k == JM_NONE) break;
         jm_method_specs *s = &m->methods[k];
         if (!s->method) {
             s->method = str_or_empty(m, method);
-            s->file = str_or_empty(m, field(p, R, rec, 2));
-            uint64_t line = field(p, R, rec, 3);
+            s->file = str_or_empty(m, field(p, R, rec, JP_SPECS_FILE));
+            uint64_t line = field(p, R, rec, JP_SPECS_LINE);
             s->line = line > UINT32_MAX ? 0 : (uint32_t)line;
         }
         if (count > s->count) s->count = count;

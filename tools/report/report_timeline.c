@@ -3,15 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin_events.h"
 #include "report_timeline_priv.h"
 #include "toolutil.h"
 
 const rt_gc_series_desc rt_gc_series[RT_GC_SERIES] = {
-    {"live_bytes", "gc.live_bytes", "bytes"},
-    {"allocated_bytes", "gc.allocated_bytes", "bytes"},
-    {"collections", "gc.collections", ""},
-    {"rss_bytes", "process.rss_bytes", "bytes"},
-    {"gc_total_ns", "gc.total_ns", "ns"},
+    {JP_SAMPLE_LIVE_BYTES, "gc.live_bytes", "bytes"},
+    {JP_SAMPLE_ALLOCATED_BYTES, "gc.allocated_bytes", "bytes"},
+    {JP_SAMPLE_COLLECTIONS, "gc.collections", ""},
+    {JP_SAMPLE_RSS_BYTES, "process.rss_bytes", "bytes"},
+    {JP_SAMPLE_GC_TOTAL_NS, "gc.total_ns", "ns"},
 };
 
 /* ---- growable arrays ---- */
@@ -122,30 +123,24 @@ static rt_lane *lane_get(rt_data *d, uint32_t thread)
     return d->lanes[thread];
 }
 
-static uint32_t field_index(const jager_type_desc *t, const char *name)
-{
-    for (uint32_t i = 0; i < t->nfields; i++)
-        if (t->fields[i].name && !strcmp(t->fields[i].name, name)) return i;
-    return UINT32_MAX;
-}
-
 static uint8_t type_kind(rt_data *d, uint16_t type)
 {
     if (d->type_kind[type] != RT_T_UNRESOLVED) return d->type_kind[type];
     const jager_type_desc *t = d->r ? jager_reader_type(d->r, type) : NULL;
     uint8_t k = RT_T_OTHER;
     if (t && t->name && !t->builtin) {
-        if (!strcmp(t->name, "gc.pause")) {
-            d->gc_dur = field_index(t, "duration_ns");
-            d->gc_tid = field_index(t, "os_tid");
+        if (jp_is(t->name, &jp_gc, JP_GC_PAUSE)) {
+            d->gc_dur = jp_field_index(t, &jp_gc, JP_GC_PAUSE, JP_PAUSE_DURATION_NS);
+            d->gc_tid = jp_field_index(t, &jp_gc, JP_GC_PAUSE, JP_PAUSE_OS_TID);
             if (d->gc_dur != UINT32_MAX) k = RT_T_GC_PAUSE;
-        } else if (!strcmp(t->name, "gc.sample")) {
-            for (size_t i = 0; i < RT_GC_SERIES; i++) d->gs_field[i] = field_index(t, rt_gc_series[i].field);
+        } else if (jp_is(t->name, &jp_gc, JP_GC_SAMPLE)) {
+            for (size_t i = 0; i < RT_GC_SERIES; i++)
+                d->gs_field[i] = jp_field_index(t, &jp_gc, JP_GC_SAMPLE, rt_gc_series[i].field);
             k = RT_T_GC_SAMPLE;
-        } else if (!strcmp(t->name, "dispatch.compile")) {
-            d->cc_dur = field_index(t, "duration_ns");
-            d->cc_inf = field_index(t, "inference_ns");
-            d->cc_sig = field_index(t, "signature");
+        } else if (jp_is(t->name, &jp_dispatch, JP_DISPATCH_COMPILE)) {
+            d->cc_dur = jp_field_index(t, &jp_dispatch, JP_DISPATCH_COMPILE, JP_COMPILE_DURATION_NS);
+            d->cc_inf = jp_field_index(t, &jp_dispatch, JP_DISPATCH_COMPILE, JP_COMPILE_INFERENCE_NS);
+            d->cc_sig = jp_field_index(t, &jp_dispatch, JP_DISPATCH_COMPILE, JP_COMPILE_SIGNATURE);
             if (d->cc_dur != UINT32_MAX) k = RT_T_COMPILE;
         }
     }

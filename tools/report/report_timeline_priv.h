@@ -11,9 +11,11 @@
 
 enum rt_type_kind { RT_T_UNRESOLVED = 0, RT_T_OTHER, RT_T_GC_PAUSE, RT_T_COMPILE, RT_T_GC_SAMPLE };
 
-/* gc.sample fields charted as counters (docs/event-types.md names the series). */
+/* gc.sample fields charted as counters (docs/event-types.md names the series); field is
+ * the field's position in plugin_events.h's gc.sample (JP_SAMPLE_*). */
 typedef struct rt_gc_series_desc {
-    const char *field, *name, *unit;
+    int field;
+    const char *name, *unit;
 } rt_gc_series_desc;
 #define RT_GC_SERIES 5
 extern const rt_gc_series_desc rt_gc_series[RT_GC_SERIES];

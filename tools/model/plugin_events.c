@@ -1,0 +1,40 @@
+#include "plugin_events.h"
+
+#include <string.h>
+
+static const jp_event gc_events[JP_GC_NEVENTS] = {
+    [JP_GC_PAUSE] = {"gc.pause",
+                     {"duration_ns", "stack", "full", "allocd_bytes", "freed_bytes", "live_bytes", "os_tid",
+                      "requested"}},
+    [JP_GC_SITE_TIME] = {"gc.site_time", {"site", "gc_ns", "pauses"}},
+    [JP_GC_STALL] = {"gc.stall", {"duration_ns"}},
+    [JP_GC_SAMPLE] = {"gc.sample", {"live_bytes", "allocated_bytes", "collections", "rss_bytes", "gc_total_ns"}},
+};
+
+static const jp_event dispatch_events[JP_DISPATCH_NEVENTS] = {
+    [JP_DISPATCH_SIGNATURE] = {"dispatch.signature", {"site", "signature", "calls"}},
+    [JP_DISPATCH_COMPILE] = {"dispatch.compile", {"duration_ns", "inference_ns", "signature"}},
+    [JP_DISPATCH_SPECIALIZATIONS] = {"dispatch.specializations", {"method", "count", "file", "line"}},
+    [JP_DISPATCH_INSTABILITY] = {"dispatch.instability", {"site", "signature", "flags", "reason", "chain"}},
+};
+
+const jp_plugin jp_gc = {"gc", "gc.", gc_events, JP_GC_NEVENTS};
+const jp_plugin jp_dispatch = {"dispatch", "dispatch.", dispatch_events, JP_DISPATCH_NEVENTS};
+
+int jp_is(const char *type_name, const jp_plugin *plugin, int event)
+{
+    return type_name && !strcmp(type_name, plugin->events[event].name);
+}
+
+int jp_in_plugin(const char *type_name, const jp_plugin *plugin)
+{
+    return type_name && !strncmp(type_name, plugin->prefix, strlen(plugin->prefix));
+}
+
+uint32_t jp_field_index(const jager_type_desc *d, const jp_plugin *plugin, int event, int field)
+{
+    const char *want = plugin->events[event].fields[field];
+    for (uint32_t i = 0; d && want && i < d->nfields; i++)
+        if (d->fields[i].name && !strcmp(d->fields[i].name, want)) return i;
+    return UINT32_MAX;
+}

@@ -1,0 +1,71 @@
+/* The events of the project's own plugins that the tools read — one table per plugin
+ * (plugins/gc/gc_plugin.c, plugins/dispatch/dispatch_plugin.c register them). Every tool
+ * names these types and fields through the tables, never as string literals, so a renamed
+ * field is changed here once. A recording's types are still looked up by name at run time
+ * (ids differ per file), and a field a file lacks reads as absent.
+ *
+ * Part of the model layer (tools/README.md); export and report use it too. */
+#ifndef JAGER_TOOLS_PLUGIN_EVENTS_H
+#define JAGER_TOOLS_PLUGIN_EVENTS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jager_reader.h"
+
+#define JP_MAX_FIELDS 8
+
+/** One event type: its name and the fields the tools read, in its field enum's order. */
+typedef struct jp_event {
+    const char *name;
+    const char *fields[JP_MAX_FIELDS];
+} jp_event;
+
+/** One plugin: its type-name prefix (every type it registers starts with it) and events. */
+typedef struct jp_plugin {
+    const char *name;   /**< "gc" */
+    const char *prefix; /**< "gc." */
+    const jp_event *events;
+    size_t nevents;
+} jp_plugin;
+
+/* ---- gc (plugins/gc) ---- */
+enum jp_gc_event { JP_GC_PAUSE, JP_GC_SITE_TIME, JP_GC_STALL, JP_GC_SAMPLE, JP_GC_NEVENTS };
+/** gc.pause: one collection (emitted from the gc plugin's thread; os_tid names the trigger). */
+enum { JP_PAUSE_DURATION_NS, JP_PAUSE_STACK, JP_PAUSE_FULL, JP_PAUSE_ALLOCD_BYTES, JP_PAUSE_FREED_BYTES,
+       JP_PAUSE_LIVE_BYTES, JP_PAUSE_OS_TID, JP_PAUSE_REQUESTED };
+/** gc.site_time: GC time inside a site's spans. */
+enum { JP_SITE_TIME_SITE, JP_SITE_TIME_GC_NS, JP_SITE_TIME_PAUSES };
+/** gc.stall: the same pause seen from a stalled thread. */
+enum { JP_STALL_DURATION_NS };
+/** gc.sample: periodic heap figures (gc_total_ns is cumulative: a counter, not an extent). */
+enum { JP_SAMPLE_LIVE_BYTES, JP_SAMPLE_ALLOCATED_BYTES, JP_SAMPLE_COLLECTIONS, JP_SAMPLE_RSS_BYTES,
+       JP_SAMPLE_GC_TOTAL_NS, JP_SAMPLE_NFIELDS };
+
+/* ---- dispatch (plugins/dispatch) ---- */
+enum jp_dispatch_event { JP_DISPATCH_SIGNATURE, JP_DISPATCH_COMPILE, JP_DISPATCH_SPECIALIZATIONS,
+                         JP_DISPATCH_INSTABILITY, JP_DISPATCH_NEVENTS };
+enum { JP_SIGNATURE_SITE, JP_SIGNATURE_SIGNATURE, JP_SIGNATURE_CALLS };
+/** dispatch.compile: time_ns is when inference began; codegen (duration_ns) follows it. */
+enum { JP_COMPILE_DURATION_NS, JP_COMPILE_INFERENCE_NS, JP_COMPILE_SIGNATURE };
+enum { JP_SPECS_METHOD, JP_SPECS_COUNT, JP_SPECS_FILE, JP_SPECS_LINE };
+enum { JP_INSTABILITY_SITE, JP_INSTABILITY_SIGNATURE, JP_INSTABILITY_FLAGS, JP_INSTABILITY_REASON,
+       JP_INSTABILITY_CHAIN };
+
+extern const jp_plugin jp_gc;
+extern const jp_plugin jp_dispatch;
+
+/** Name of event \p event of \p plugin ("gc.pause"). */
+static inline const char *jp_name(const jp_plugin *plugin, int event) { return plugin->events[event].name; }
+/** Name of field \p field of that event ("duration_ns"). */
+static inline const char *jp_field(const jp_plugin *plugin, int event, int field)
+{
+    return plugin->events[event].fields[field];
+}
+/** 1 if \p type_name is event \p event of \p plugin. */
+int jp_is(const char *type_name, const jp_plugin *plugin, int event);
+/** 1 if \p type_name belongs to \p plugin (starts with its prefix). */
+int jp_in_plugin(const char *type_name, const jp_plugin *plugin);
+/** Position of field \p field of event \p event in the recording's description \p d of
+ *  that type, or UINT32_MAX when the file's type lacks it. */
+uint32_t jp_field_index(const jager_type_desc *d, const jp_plugin *plugin, int event, int field);
+#endif
