@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "toolutil.h"
 
@@ -188,35 +189,14 @@ int cmd_dump(int argc, char **argv)
 {
     const char *path = NULL, *type_name = NULL;
     uint64_t limit = UINT64_MAX;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return JAGER_EXIT_OK;
-        } else if (!strcmp(a, "--type") && i + 1 < argc) {
-            type_name = argv[++i];
-        } else if (!strcmp(a, "--limit") && i + 1 < argc) {
-            char *e;
-            limit = strtoull(argv[++i], &e, 10);
-            if (*e || !argv[i][0]) {
-                fprintf(stderr, "jager dump: --limit wants a number\n");
-                return JAGER_EXIT_USAGE;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "jager dump: unknown option '%s'\n", a);
-            usage(stderr);
-            return JAGER_EXIT_USAGE;
-        } else if (!path) {
-            path = a;
-        } else {
-            fprintf(stderr, "jager dump: one recording at a time\n");
-            return JAGER_EXIT_USAGE;
-        }
-    }
-    if (!path) {
-        usage(stderr);
-        return JAGER_EXIT_USAGE;
-    }
+    const cli_opt opts[] = {
+        CLI_STRING_OPT("--type", NULL, &type_name),
+        {.name = "--limit", .kind = CLI_UINT, .dest = &limit, .min = 0, .max = (double)UINT64_MAX, .bad = "--limit wants a number"},
+    };
+    const cli_spec spec = {"dump", usage, opts, sizeof opts / sizeof opts[0], 1, 1, 0, NULL};
+    size_t npos;
+    int parsed = cli_parse(&spec, argc, argv, &path, &npos);
+    if (parsed) return cli_parse_exit(parsed);
     jager_reader *r = cli_open("dump", path);
     if (!r) return JAGER_EXIT_INPUT;
     FILE *out = stdout;

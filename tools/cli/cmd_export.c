@@ -3,11 +3,11 @@
  * One streaming pass over the recording through the chosen exporter (export.h). A
  * recording cut or damaged after a good prefix exports that prefix and exits 3 with the
  * reader's message; one with nothing readable exits 2. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "export.h"
 #include "toolutil.h"
@@ -58,76 +58,33 @@ static char *default_output(const char *input, const char *suffix)
     return s;
 }
 
-static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
+static const cli_choice codecs[] = {{"none", 0}, {"uncompressed", 0}, {"zstd", 6}, {NULL, 0}};
+static const cli_choice dict_modes[] = {
+    {"auto", EXPORT_DICT_AUTO}, {"never", EXPORT_DICT_NEVER}, {"plain", EXPORT_DICT_NEVER},
+    {"always", EXPORT_DICT_ALWAYS}, {NULL, 0}};
 
 int cmd_export(int argc, char **argv)
 {
     export_opts o = {.parquet_codec = 6, .zstd_level = 3, .dict_mode = EXPORT_DICT_AUTO, .row_group_rows = 65536};
     const char *format = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = (i + 1 < argc) ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return JAGER_EXIT_OK;
-        }
-        int takes = !strcmp(a, "--format") || !strcmp(a, "-f") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
-                    !strcmp(a, "--parquet-codec") || !strcmp(a, "--parquet-dict") || !strcmp(a, "--zstd-level") ||
-                    !strcmp(a, "--row-group-rows");
-        if (takes && !val) {
-            fprintf(stderr, "jager export: %s needs a value\n", a);
-            return JAGER_EXIT_USAGE;
-        }
-        if (!strcmp(a, "--format") || !strcmp(a, "-f")) format = val;
-        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) o.out = val;
-        else if (!strcmp(a, "--parquet-codec")) {
-            if (!strcmp(val, "none") || !strcmp(val, "uncompressed")) o.parquet_codec = 0;
-            else if (!strcmp(val, "zstd")) o.parquet_codec = 6;
-            else {
-                fprintf(stderr, "jager export: --parquet-codec must be none or zstd, not '%s'\n", val);
-                return JAGER_EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "--parquet-dict")) {
-            if (!strcmp(val, "auto")) o.dict_mode = EXPORT_DICT_AUTO;
-            else if (!strcmp(val, "never") || !strcmp(val, "plain")) o.dict_mode = EXPORT_DICT_NEVER;
-            else if (!strcmp(val, "always")) o.dict_mode = EXPORT_DICT_ALWAYS;
-            else {
-                fprintf(stderr, "jager export: --parquet-dict must be auto, never or always, not '%s'\n", val);
-                return JAGER_EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "--zstd-level")) {
-            uint32_t v;
-            if (parse_u32(val, 1, 19, &v)) {
-                fprintf(stderr, "jager export: --zstd-level must be 1..19, not '%s'\n", val);
-                return JAGER_EXIT_USAGE;
-            }
-            o.zstd_level = (int)v;
-        } else if (!strcmp(a, "--row-group-rows")) {
-            if (parse_u32(val, 1, 1u << 30, &o.row_group_rows)) {
-                fprintf(stderr, "jager export: --row-group-rows must be 1..%u, not '%s'\n", 1u << 30, val);
-                return JAGER_EXIT_USAGE;
-            }
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "jager export: unknown option '%s'\n", a);
-            usage(stderr);
-            return JAGER_EXIT_USAGE;
-        } else if (!o.input) {
-            o.input = a;
-            continue;
-        } else {
-            fprintf(stderr, "jager export: one recording at a time ('%s' and '%s')\n", o.input, a);
-            return JAGER_EXIT_USAGE;
-        }
-        if (takes) i++;
-    }
+    uint64_t level = 3, rows = 65536;
+    const cli_opt opts[] = {
+        CLI_STRING_OPT("--format", "-f", &format),
+        CLI_STRING_OPT("--output", "-o", &o.out),
+        {.name = "--parquet-codec", .kind = CLI_CHOICE, .dest = &o.parquet_codec, .choices = codecs,
+         .bad = "--parquet-codec must be none or zstd, not '%s'"},
+        {.name = "--parquet-dict", .kind = CLI_CHOICE, .dest = &o.dict_mode, .choices = dict_modes,
+         .bad = "--parquet-dict must be auto, never or always, not '%s'"},
+        {.name = "--zstd-level", .kind = CLI_UINT, .dest = &level, .min = 1, .max = 19, .bad = "--zstd-level must be 1..19, not '%s'"},
+        {.name = "--row-group-rows", .kind = CLI_UINT, .dest = &rows, .min = 1, .max = 1u << 30,
+         .bad = "--row-group-rows must be 1..1073741824, not '%s'"},
+    };
+    const cli_spec spec = {"export", usage, opts, sizeof opts / sizeof opts[0], 1, 1, 0, NULL};
+    size_t npos;
+    int parsed = cli_parse(&spec, argc, argv, &o.input, &npos);
+    if (parsed) return cli_parse_exit(parsed);
+    o.zstd_level = (int)level;
+    o.row_group_rows = (uint32_t)rows;
     if (!format) {
         fprintf(stderr, "jager export: --format is required (chrome, speedscope, pprof, parquet, csv)\n");
         usage(stderr);
@@ -136,11 +93,6 @@ int cmd_export(int argc, char **argv)
     const exporter *ex = export_find(format);
     if (!ex) {
         fprintf(stderr, "jager export: unknown format '%s' (chrome, speedscope, pprof, parquet, csv)\n", format);
-        return JAGER_EXIT_USAGE;
-    }
-    if (!o.input) {
-        fprintf(stderr, "jager export: no recording given\n");
-        usage(stderr);
         return JAGER_EXIT_USAGE;
     }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "hunt_rules.h"
 #include "model.h"
@@ -24,45 +25,20 @@ static void usage(FILE *out)
           out);
 }
 
+static const cli_choice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
+
 static int parse_args(int argc, char **argv, hunt_cli *o)
 {
     memset(o, 0, sizeof *o);
     hunt_options_default(&o->opt);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--format") && i + 1 < argc) {
-            const char *f = argv[++i];
-            if (!strcmp(f, "json")) o->json = 1;
-            else if (!strcmp(f, "text")) o->json = 0;
-            else {
-                fprintf(stderr, "jager hunt: unknown format '%s' (text or json)\n", f);
-                return -1;
-            }
-        } else if (!strcmp(a, "--min-pct") && i + 1 < argc) {
-            char *end;
-            double p = strtod(argv[++i], &end);
-            if (*end || p < 0 || p > 100) {
-                fprintf(stderr, "jager hunt: --min-pct wants a percentage (0..100)\n");
-                return -1;
-            }
-            o->opt.min_pct = p;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 1;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "jager hunt: unknown option '%s'\n", a);
-            return -1;
-        } else if (!o->path) o->path = a;
-        else {
-            fprintf(stderr, "jager hunt: one recording at a time\n");
-            return -1;
-        }
-    }
-    if (!o->path) {
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    const cli_opt opts[] = {
+        {.name = "--format", .kind = CLI_CHOICE, .dest = &o->json, .choices = formats, .bad = "unknown format '%s' (text or json)"},
+        {.name = "--min-pct", .kind = CLI_DOUBLE, .dest = &o->opt.min_pct, .min = 0, .max = 100,
+         .bad = "--min-pct wants a percentage (0..100)"},
+    };
+    const cli_spec spec = {"hunt", usage, opts, sizeof opts / sizeof opts[0], 1, 1, 0, NULL};
+    size_t npos;
+    return cli_parse(&spec, argc, argv, &o->path, &npos);
 }
 
 static void print_text(const jm_model *m, const hunt_cli *o, const hunt_finding *f, size_t n)
@@ -159,7 +135,7 @@ int cmd_hunt(int argc, char **argv)
 {
     hunt_cli o;
     int a = parse_args(argc, argv, &o);
-    if (a != 0) return a > 0 ? JAGER_EXIT_OK : JAGER_EXIT_USAGE;
+    if (a != 0) return cli_parse_exit(a);
     jager_reader *r = cli_open("hunt", o.path);
     if (!r) return JAGER_EXIT_INPUT;
     jm_model *m = NULL;

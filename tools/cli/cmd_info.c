@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "commands.h"
 #include "toolutil.h"
 
@@ -175,26 +176,10 @@ static void print_drops(FILE *out, const jager_reader *r, const counts *c)
 int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return JAGER_EXIT_OK;
-        }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "jager info: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return JAGER_EXIT_USAGE;
-        }
-        if (path) {
-            fprintf(stderr, "jager info: one recording at a time\n");
-            return JAGER_EXIT_USAGE;
-        }
-        path = argv[i];
-    }
-    if (!path) {
-        usage(stderr);
-        return JAGER_EXIT_USAGE;
-    }
+    const cli_spec spec = {"info", usage, NULL, 0, 1, 1, 0, NULL};
+    size_t npos;
+    int parsed = cli_parse(&spec, argc, argv, &path, &npos);
+    if (parsed) return cli_parse_exit(parsed);
     jager_reader *r = cli_open("info", path);
     if (!r) return JAGER_EXIT_INPUT;
     counts c;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "commands.h"
 #include "jager_plugin.h"
 
@@ -33,15 +34,6 @@ typedef struct found {
 } found;
 
 /* Text a plugin controls may hold anything: print control bytes as \xNN. */
-static void put_safe(FILE *out, const char *s)
-{
-    if (!s) s = "";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\x%02x", *p);
-        else fputc(*p, out);
-    }
-}
-
 static int name_is_valid(const char *s, size_t n)
 {
     if (n == 0 || n > NAME_MAX_LEN) return 0;
@@ -125,7 +117,7 @@ static int describe(FILE *out, const found *f)
     if (!dl) {
         const char *e = dlerror();
         fprintf(out, "  REFUSED: cannot load: ");
-        put_safe(out, e ? e : "unknown dlopen error");
+        cli_put_safe(out, e ? e : "unknown dlopen error");
         fprintf(out, "\n  %s\n", f->path);
         return 1;
     }
@@ -143,16 +135,16 @@ static int describe(FILE *out, const found *f)
         fprintf(out, "  REFUSED: descriptor struct_size %u is too small (at least %zu)\n", d->struct_size, min_size);
     } else if (!d->name || strcmp(d->name, f->name) != 0) {
         fprintf(out, "  REFUSED: the descriptor names itself \"");
-        put_safe(out, d->name ? d->name : "(null)");
+        cli_put_safe(out, d->name ? d->name : "(null)");
         fprintf(out, "\"\n");
     } else if (!d->init) {
         fprintf(out, "  REFUSED: no init callback\n");
     } else {
         rc = 0;
         fprintf(out, "  ");
-        put_safe(out, d->version);
+        cli_put_safe(out, d->version);
         fprintf(out, "  ABI %u.%u\n  ", d->abi_major, d->abi_minor);
-        put_safe(out, d->description);
+        cli_put_safe(out, d->description);
         fputc('\n', out);
         /* Options are read only where the plugin's struct_size covers them. */
         uint32_t nopt = DESC_HAS(d->struct_size, noptions) && d->options ? d->noptions : 0;
@@ -168,13 +160,13 @@ static int describe(FILE *out, const found *f)
                 var[k++] = *p == '-' ? '_' : (*p >= 'a' && *p <= 'z' ? (char)(*p - 32) : *p);
             var[k] = 0;
             fprintf(out, "    ");
-            put_safe(out, var);
+            cli_put_safe(out, var);
             fprintf(out, "  (");
-            put_safe(out, o->type ? o->type : "string");
+            cli_put_safe(out, o->type ? o->type : "string");
             fprintf(out, ", default \"");
-            put_safe(out, o->default_value);
+            cli_put_safe(out, o->default_value);
             fprintf(out, "\")  ");
-            put_safe(out, o->help);
+            cli_put_safe(out, o->help);
             fputc('\n', out);
         }
     }
@@ -199,28 +191,23 @@ int cmd_plugins(int argc, char **argv)
 {
     const char *path = getenv("JAGER_PLUGIN_PATH");
     const char *origin = "JAGER_PLUGIN_PATH";
-    int first_name = argc;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return JAGER_EXIT_OK;
-        } else if (!strcmp(argv[i], "--path")) {
-            if (i + 1 >= argc) {
-                usage(stderr);
-                return JAGER_EXIT_USAGE;
-            }
-            path = argv[++i];
-            origin = "--path";
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "jager plugins: unknown option '");
-            put_safe(stderr, argv[i]);
-            fprintf(stderr, "'\n");
-            usage(stderr);
-            return JAGER_EXIT_USAGE;
-        } else {
-            first_name = i;
-            break;
-        }
+    const char *cli_path = NULL;
+    const cli_opt opts[] = {CLI_STRING_OPT("--path", NULL, &cli_path)};
+    const char **names = calloc((size_t)argc, sizeof *names);
+    if (!names) {
+        fprintf(stderr, "jager plugins: out of memory\n");
+        return JAGER_EXIT_INPUT;
+    }
+    size_t nnames = 0;
+    const cli_spec spec = {"plugins", usage, opts, 1, 0, (size_t)argc, 1, "name"};
+    int parsed = cli_parse(&spec, argc, argv, names, &nnames);
+    if (parsed) {
+        free(names);
+        return cli_parse_exit(parsed);
+    }
+    if (cli_path) {
+        path = cli_path;
+        origin = "--path";
     }
 
     static folder folders[MAX_FOLDERS];
@@ -231,20 +218,20 @@ int cmd_plugins(int argc, char **argv)
         struct stat st;
         int exists = stat(folders[i].path, &st) == 0 && S_ISDIR(st.st_mode);
         printf("  %d. ", i + 1);
-        put_safe(stdout, folders[i].path);
+        cli_put_safe(stdout, folders[i].path);
         printf("  (%s%s)\n", folders[i].origin, exists ? "" : ", missing");
     }
     int n = 0;
     for (int i = 0; i < nf; i++) n = scan_folder(folders[i].path, all, n);
 
     int status = JAGER_EXIT_OK;
-    if (first_name < argc) {
-        for (int a = first_name; a < argc; a++) {
-            const char *want = argv[a];
+    if (nnames) {
+        for (size_t a = 0; a < nnames; a++) {
+            const char *want = names[a];
             printf("\n");
             if (!name_is_valid(want, strlen(want))) {
                 printf("\"");
-                put_safe(stdout, want);
+                cli_put_safe(stdout, want);
                 printf("\"  REFUSED: plugin names are 1 to %d characters of a-z, 0-9, '_' and '-'\n", NAME_MAX_LEN);
                 status = JAGER_EXIT_INPUT;
                 continue;
@@ -260,8 +247,10 @@ int cmd_plugins(int argc, char **argv)
                 status = JAGER_EXIT_INPUT;
             }
         }
+        free(names);
         return status;
     }
+    free(names);
     if (n == 0) printf("\nno plugins found\n");
     for (int i = 0; i < n; i++) {
         printf("\n");

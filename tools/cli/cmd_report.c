@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "hunt_rules.h"
 #include "model.h"
@@ -50,48 +51,25 @@ static void usage(FILE *out)
           out);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || v == 0) return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, report_args *a)
 {
     memset(a, 0, sizeof *a);
     a->min_pct = -1;
     a->inputs = calloc((size_t)argc, sizeof *a->inputs);
     if (!a->inputs) { fprintf(stderr, "jager report: out of memory\n"); return -1; }
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(s, "-h") || !strcmp(s, "--help")) { usage(stdout); return 1; }
-        if (!strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--title") || !strcmp(s, "--max-spans") ||
-            !strcmp(s, "--min-pct")) {
-            if (!val) { fprintf(stderr, "jager report: %s needs a value\n", s); return -1; }
-            i++;
-            if (s[1] == 'o' || !strcmp(s, "--output")) a->output = val;
-            else if (!strcmp(s, "--title")) a->title = val;
-            else if (!strcmp(s, "--max-spans")) {
-                if (parse_u64(val, &a->lod.max_spans)) { fprintf(stderr, "jager report: --max-spans: '%s' is not a positive integer\n", val); return -1; }
-            } else {
-                char *end;
-                a->min_pct = strtod(val, &end);
-                if (end == val || *end || a->min_pct < 0) { fprintf(stderr, "jager report: --min-pct: '%s' is not a percentage\n", val); return -1; }
-            }
-            continue;
-        }
-        if (s[0] == '-' && s[1]) { fprintf(stderr, "jager report: unknown option '%s'\n", s); return -1; }
-        if (a->ninputs >= REPORT_MAX_INPUTS) { fprintf(stderr, "jager report: at most %d recordings\n", REPORT_MAX_INPUTS); return -1; }
-        a->inputs[a->ninputs++] = s;
-        if (!a->input) a->input = s;
-    }
-    if (!a->input) { fprintf(stderr, "jager report: no recording given\n"); usage(stderr); return -1; }
-    return 0;
+    uint64_t max_spans = 0;
+    const cli_opt opts[] = {
+        CLI_STRING_OPT("--output", "-o", &a->output),
+        CLI_STRING_OPT("--title", NULL, &a->title),
+        {.name = "--max-spans", .kind = CLI_UINT, .dest = &max_spans, .min = 1, .max = (double)UINT64_MAX,
+         .bad = "--max-spans: '%s' is not a positive integer"},
+        {.name = "--min-pct", .kind = CLI_DOUBLE, .dest = &a->min_pct, .min = 0, .max = 1e300, .bad = "--min-pct: '%s' is not a percentage"},
+    };
+    const cli_spec spec = {"report", usage, opts, sizeof opts / sizeof opts[0], 1, REPORT_MAX_INPUTS, 0, NULL};
+    int parsed = cli_parse(&spec, argc, argv, a->inputs, &a->ninputs);
+    a->lod.max_spans = max_spans;
+    if (a->ninputs) a->input = a->inputs[0];
+    return parsed;
 }
 
 /* "run.jgr" → "run.html"; anything else gets ".html" appended. Caller frees. */
@@ -272,7 +250,7 @@ int cmd_report(int argc, char **argv)
     int pr = parse_args(argc, argv, &a);
     if (pr) {
         free(a.inputs);
-        return pr > 0 ? JAGER_EXIT_OK : JAGER_EXIT_USAGE;
+        return cli_parse_exit(pr);
     }
     int exit_code = JAGER_EXIT_OK;
     char *owned_out = NULL, *tmp = NULL;

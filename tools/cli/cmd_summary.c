@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "model.h"
 #include "toolutil.h"
@@ -30,46 +31,23 @@ static void usage(FILE *out)
           out);
 }
 
+static const cli_choice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
+
 static int parse_args(int argc, char **argv, summary_opts *o)
 {
     memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--threads")) o->per_thread = 1;
-        else if (!strcmp(a, "--merged")) o->per_thread = 0;
-        else if (!strcmp(a, "--format") && i + 1 < argc) {
-            const char *f = argv[++i];
-            if (!strcmp(f, "json")) o->json = 1;
-            else if (!strcmp(f, "text")) o->json = 0;
-            else {
-                fprintf(stderr, "jager summary: unknown format '%s' (text or json)\n", f);
-                return -1;
-            }
-        } else if (!strcmp(a, "--depth") && i + 1 < argc) {
-            char *end;
-            unsigned long d = strtoul(argv[++i], &end, 10);
-            if (*end || d > 100000) {
-                fprintf(stderr, "jager summary: --depth wants a number\n");
-                return -1;
-            }
-            o->depth = (uint32_t)d;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 1;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "jager summary: unknown option '%s'\n", a);
-            return -1;
-        } else if (!o->path) o->path = a;
-        else {
-            fprintf(stderr, "jager summary: one recording at a time\n");
-            return -1;
-        }
-    }
-    if (!o->path) {
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    uint64_t depth = 0;
+    const cli_opt opts[] = {
+        {.name = "--threads", .kind = CLI_FLAG, .dest = &o->per_thread, .flag_value = 1},
+        {.name = "--merged", .kind = CLI_FLAG, .dest = &o->per_thread, .flag_value = 0},
+        {.name = "--format", .kind = CLI_CHOICE, .dest = &o->json, .choices = formats, .bad = "unknown format '%s' (text or json)"},
+        {.name = "--depth", .kind = CLI_UINT, .dest = &depth, .min = 0, .max = 100000, .bad = "--depth wants a number"},
+    };
+    const cli_spec spec = {"summary", usage, opts, sizeof opts / sizeof opts[0], 1, 1, 0, NULL};
+    size_t npos;
+    int parsed = cli_parse(&spec, argc, argv, &o->path, &npos);
+    o->depth = (uint32_t)depth;
+    return parsed;
 }
 
 /* ---- depth-first walk in display order (heaviest child first), without recursion ---- */
@@ -425,7 +403,7 @@ int cmd_summary(int argc, char **argv)
 {
     summary_opts o;
     int a = parse_args(argc, argv, &o);
-    if (a != 0) return a > 0 ? JAGER_EXIT_OK : JAGER_EXIT_USAGE;
+    if (a != 0) return cli_parse_exit(a);
     jager_reader *r = cli_open("summary", o.path);
     if (!r) return JAGER_EXIT_INPUT;
     jm_model *m = NULL;
