@@ -14,7 +14,7 @@
 using Jager, Logging, Printf
 
 # N spans per run fit one default 1 MiB ring (40-byte span records), and every run starts
-# with drained rings (Jager.flush), so the record path is timed, never the drop path.
+# with drained rings (Jager.drain), so the record path is timed, never the drop path.
 const N = length(ARGS) >= 1 ? parse(Int, ARGS[1]) : 20_000
 const RUNS = 25
 
@@ -178,8 +178,8 @@ function main()
                    ("@timeit-like (pure Julia)", nothing_, timeit_like),
                    ("try/catch alone", nothing_, try_only)], N)
     Jager.start(output = out, env = false, quiet = true)
-    timing() = (Jager.flush(); Jager.TRACK_BYTES[] = false; nothing)
-    bytes() = (Jager.flush(); Jager.TRACK_BYTES[] = true; nothing)
+    timing() = (Jager.drain(); Jager.TRACK_BYTES[] = false; nothing)
+    bytes() = (Jager.drain(); Jager.TRACK_BYTES[] = true; nothing)
     on = measure([("clock read pair", timing, clock_pair), ("ccall begin/end pair", timing, raw_ccall_pair),
                   ("@jäger f(x), timing only", timing, jager_call),
                   ("@jäger f(x) may throw, timing", timing, jager_checked),
@@ -188,7 +188,7 @@ function main()
                   ("@jäger_block, with bytes", bytes, jager_block)], N)
     nlog = 2000 # log records are ~200 bytes with these attributes: 2000 fit a ring
     info = with_logger(JagerLogger()) do
-        measure([("@info → JagerLogger → rings", () -> (Jager.flush(); nothing), info_loop)], nlog)
+        measure([("@info → JagerLogger → rings", () -> (Jager.drain(); nothing), info_loop)], nlog)
     end
     st = Jager.stats()
     Jager.stop()

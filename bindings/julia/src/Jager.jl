@@ -12,7 +12,7 @@ Jager.start(output = "run.jgr")          # or JAGER_OUTPUT=run.jgr
 for i in 1:100
     @jäger solve!(u)                     # a span per call, named "solve!"
 end
-Jager.summary(); Jager.stop()
+Jager.print_timings(); Jager.stop()
 ```
 
 libjager is found through `JAGER_LIB`, then the repository's build folders, then the
@@ -25,7 +25,7 @@ using Libdl
 using Logging
 using Printf
 
-export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger
+export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger, JagerError
 
 include("lib.jl")
 include("abi.jl")
@@ -56,9 +56,9 @@ precompile(_on_new_signature, (UInt32, Type))
 precompile(_fail, (Site, JagerSpan, Int64, Any, Any))
 precompile(start, ())
 precompile(stop, ())
-precompile(flush, ())
+precompile(drain, ())
 precompile(symbolize!, ())
-precompile(summary, (Base.TTY,))
+precompile(print_timings, (Base.TTY,))
 
 function __init__()
     ENABLED[] = false

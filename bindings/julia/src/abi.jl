@@ -111,6 +111,33 @@ const E_STATE = Int32(-3)
 const E_DISABLED = Int32(-8)
 const E_NOTFOUND = Int32(-7)
 const E_FORMAT = Int32(-5)
+const E_IO = Int32(-4)
+
+"The names of jager.h's status codes (JAGER_STATUS_MAP), by value."
+const STATUS_NAMES = Dict{Int32,String}(0 => "JAGER_OK", -1 => "JAGER_E_INVALID", -2 => "JAGER_E_NOMEM",
+    -3 => "JAGER_E_STATE", -4 => "JAGER_E_IO", -5 => "JAGER_E_FORMAT", -6 => "JAGER_E_ABI",
+    -7 => "JAGER_E_NOTFOUND", -8 => "JAGER_E_DISABLED", -9 => "JAGER_E_FULL", -10 => "JAGER_E_TRUNCATED",
+    -11 => "JAGER_E_CHECKSUM", -12 => "JAGER_E_UNSUPPORTED", -13 => "JAGER_E_PLUGIN")
+
+"""
+    Jager.JagerError(status, message)
+
+The exception every Jäger function throws when the core refuses or fails: `status` is the
+core's `jager_status` (negative, e.g. `Jager.E_STATE`; see `Jager.STATUS_NAMES`) and
+`message` says what was called and why (the core's `jager_strerror` and `jager_last_error`).
+A missing libjager is `JagerError(E_NOTFOUND, …)`. Bad arguments given to the binding
+itself are `ArgumentError`s.
+"""
+struct JagerError <: Exception
+    status::Int32
+    message::String
+end
+JagerError(status::Integer, message::AbstractString) = JagerError(Int32(status), String(message))
+Base.showerror(io::IO, e::JagerError) =
+    print(io, "JagerError(", get(STATUS_NAMES, e.status, string(e.status)), "): ", e.message)
+
+"Throw `JagerError(status, string(what..., \": \", status_message(status)))`."
+@noinline jager_throw(status::Integer, what...) = throw(JagerError(status, string(what..., ": ", status_message(status))))
 
 "`jager_strerror(status)` plus the thread's `jager_last_error()` when it has one."
 function status_message(status::Integer)

@@ -39,7 +39,7 @@ function new_trace_context()
     require_lib()
     r = Ref(TraceContext())
     st = ccall((:jager_trace_context_new, LIB), Int32, (Ref{TraceContext},), r)
-    st == OK || error("Jager.new_trace_context: ", status_message(st))
+    st == OK || jager_throw(st, "Jager.new_trace_context")
     return r[]
 end
 

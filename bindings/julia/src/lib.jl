@@ -27,7 +27,7 @@ available() = LIBSTATE.handle != C_NULL
 libpath() = available() ? LIBSTATE.path : nothing
 
 @noinline function lib_error()
-    throw(ErrorException(string(LIB_NOT_FOUND, " (", LIBSTATE.detail, ")")))
+    throw(JagerError(E_NOTFOUND, string(LIB_NOT_FOUND, " (", LIBSTATE.detail, ")")))
 end
 
 "Throw the not-found error unless libjager is loaded."

@@ -14,7 +14,7 @@ Hooks called as `hook()` by [`start`](@ref) right after the core started recordi
 const START_HOOKS = Function[]
 
 """
-Hooks called as `hook()` by [`flush`](@ref) on the calling task, before the rings are
+Hooks called as `hook()` by [`drain`](@ref) on the calling task, before the rings are
 drained (e.g. the dispatch sensor sends its pending verdicts and counts).
 """
 const FLUSH_HOOKS = Function[]
@@ -24,7 +24,7 @@ mutable struct Session
     start_ns::UInt64          # time_ns() at start
     stop_ns::UInt64           # time_ns() at stop, 0 while recording
     output::Union{Nothing,String}
-    stats::Vector{Tuple{Site,JagerSiteStat}}   # snapshot taken by stop() for summary()
+    stats::Vector{Tuple{Site,JagerSiteStat}}   # snapshot taken by stop() for print_timings()
 end
 const SESSION = Session(false, 0, 0, nothing, Tuple{Site,JagerSiteStat}[])
 
@@ -77,17 +77,17 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
                sample = nothing, max_threads = nothing, quiet = nothing, disable = nothing,
                bytes::Bool = true, env::Bool = true)
     require_lib()
-    ENABLED[] && error("Jager.start: already recording",
+    ENABLED[] && throw(JagerError(E_STATE, string("Jager.start: already recording",
                        SESSION.external ? " (started outside Julia, e.g. by a preloaded libjager)" :
-                       "; call Jager.stop() first")
+                       "; call Jager.stop() first")))
     ccall(:jl_generating_output, Cint, ()) == 0 ||
-        error("Jager.start: not while precompiling (record at run time, e.g. in __init__ or a script)")
+        throw(JagerError(E_STATE, "Jager.start: not while precompiling (record at run time, e.g. in __init__ or a script)"))
     cfg = JagerConfig()
     st = ccall((:jager_config_init, LIB), Int32, (Ref{JagerConfig},), cfg)
-    st == OK || error("Jager.start: jager_config_init: ", status_message(st))
+    st == OK || jager_throw(st, "Jager.start: jager_config_init")
     if env
         st = ccall((:jager_config_from_env, LIB), Int32, (Ref{JagerConfig},), cfg)
-        st == OK || error("Jager.start: ", status_message(st))
+        st == OK || jager_throw(st, "Jager.start")
     end
     keep = String[] # strings referenced by cfg until jager_init has copied them
     str!(s) = (c = cstr(s); push!(keep, c); pointer(c))
@@ -111,7 +111,7 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
     reset_signatures!()
     st = GC.@preserve keep cfg ccall((:jager_init, LIB), Int32, (Ref{JagerConfig},), cfg)
     st == E_DISABLED && return false
-    st == OK || error("Jager.start: ", status_message(st))
+    st == OK || jager_throw(st, "Jager.start")
     lock(SITES_LOCK)
     try
         for s in SITES # ids survive shutdown/init; the new file needs their modules again
@@ -135,7 +135,7 @@ end
     Jager.stop()
 
 Stop recording: run `STOP_HOOKS`, symbolize the Julia frames of recorded stacks, keep the
-sites' statistics for [`summary`](@ref), then drain, write and close everything
+sites' statistics for [`print_timings`](@ref), then drain, write and close everything
 (`jager_shutdown`). A no-op when not recording.
 """
 function stop()
@@ -149,7 +149,7 @@ function stop()
 end
 
 # What only Julia can add before the core closes the file: the stop hooks' events, the
-# names of JIT frames, and the statistics summary() shows afterwards.
+# names of JIT frames, and the statistics print_timings() shows afterwards.
 function finish_julia_side!()
     run_hooks(STOP_HOOKS, "stop")
     # Drain first: plugins (gc) intern their stacks at the drain, so the symbolizer sees them.
@@ -192,20 +192,20 @@ function record(f; kwargs...)
 end
 
 """
-    Jager.flush()
+    Jager.drain()
 
 Run `FLUSH_HOOKS`, drain every ring into the sinks and flush them, then symbolize new Julia frames
 (written at the next drain). Call it
 from a Julia task (the symbolizer runs Julia code). Returns `true` when flushed.
 """
-function flush()
+function drain()
     ENABLED[] || return false
     run_hooks(FLUSH_HOOKS, "flush")
     # Drain before symbolizing (plugins intern stacks at the drain); the frames added are
     # written at the next drain or at stop.
     st = ccall((:jager_flush, LIB), Int32, ())
     symbolize!()
-    st == OK || st == E_STATE || error("Jager.flush: ", status_message(st))
+    st == OK || st == E_STATE || jager_throw(st, "Jager.drain")
     return st == OK
 end
 
@@ -218,7 +218,7 @@ function stats()
     require_lib()
     r = sized(JagerStat)
     st = ccall((:jager_stats, LIB), Int32, (Ptr{JagerStat},), r)
-    st == OK || error("Jager.stats: ", status_message(st))
+    st == OK || jager_throw(st, "Jager.stats")
     return r[]
 end
 
@@ -233,7 +233,7 @@ function site_stats(id::Integer)
     st = ccall((:jager_site_stats, LIB), Int32, (UInt32, Ptr{JagerSiteStat}), UInt32(id), r)
     st == OK && return r[]
     st == E_NOTFOUND && return nothing
-    error("Jager.site_stats: ", status_message(st))
+    jager_throw(st, "Jager.site_stats")
 end
 site_stats(s::Site) = s.id == 0 ? nothing : site_stats(s.id)
 

@@ -43,6 +43,30 @@ function assigned_call(ex)
     return plain_call(ex.args[2])
 end
 
+# A method definition: `function f(x) … end` or `f(x) = …` (with `where`/return type).
+function method_def(ex)
+    ex isa Expr || return false
+    ex.head === :function && return length(ex.args) == 2
+    ex.head === :(=) && length(ex.args) == 2 || return false
+    lhs = ex.args[1]
+    lhs isa Expr && lhs.head in (:call, :where) && return true
+    return lhs isa Expr && lhs.head === :(::) && lhs.args[1] isa Expr && lhs.args[1].head in (:call, :where)
+end
+
+# The name of the function a method definition defines (`nothing` for an anonymous one).
+function method_name(sig)
+    while sig isa Expr && (sig.head === :where ||
+                           (sig.head === :(::) && length(sig.args) == 2 && sig.args[1] isa Expr &&
+                            sig.args[1].head in (:call, :where)))
+        sig = sig.args[1]                                       # strip `where` and `::Ret`
+    end
+    sig isa Expr && sig.head === :call || return nothing
+    f = sig.args[1]
+    f isa Expr && f.head === :curly && (f = f.args[1])          # F{T}(x) = … (a constructor)
+    f isa Expr && f.head === :(::) && return string(f.args[end]) # (obj::T)(x): a callable type
+    return callee_name(f)
+end
+
 # A name for an expression that is not a plain call (do-blocks, broadcasts, splats…).
 function implied_name(ex)
     ex isa Expr || return nothing
@@ -81,6 +105,10 @@ const JagerMod = @__MODULE__
 g(sym::Symbol) = GlobalRef(JagerMod, sym)
 
 function literal_name(name, macroname)
+    # `@jäger_block $(esc(name)) …` in another macro's expansion: the literal is escaped.
+    while name isa Expr && name.head === :escape && length(name.args) == 1
+        name = name.args[1]
+    end
     name isa String && !isempty(name) && return name
     name isa String && throw(ArgumentError("$macroname: the site name must not be empty"))
     throw(ArgumentError("$macroname: the site name must be a literal string, got `$name` " *
@@ -95,6 +123,11 @@ function span_expr(source::LineNumberNode, mod::Module, args::Tuple, block::Bool
     if block
         length(args) == 2 || throw(ArgumentError("$macroname needs a name and a block: $macroname \"name\" begin … end"))
         name, ex = literal_name(args[1], macroname), args[2]
+    elseif length(args) == 1 && method_def(args[1])
+        ex = args[1]
+        name = method_name(ex.args[1])
+        name === nothing && throw(ArgumentError(
+            "$macroname: give a name for an anonymous function: $macroname \"name\" function (x) … end"))
     elseif length(args) == 1
         ex = args[1]
         name = assigned_call(ex) ? callee_name(ex.args[2].args[1]) :
@@ -108,7 +141,9 @@ function span_expr(source::LineNumberNode, mod::Module, args::Tuple, block::Bool
     end
     file = source.file === nothing ? "" : String(source.file)
     site = Site(name, mod, file, source.line)
-    if !block && (plain_call(ex) || assigned_call(ex))
+    if !block && method_def(ex)
+        out = method_expr(source, mod, site, ex)
+    elseif !block && (plain_call(ex) || assigned_call(ex))
         out = call_expr(source, site, ex)
     else
         out = region_expr(source, site, ex, leaves_early_expanded(mod, ex))
@@ -165,6 +200,15 @@ function call_expr(source, site::Site, ex::Expr)
     return body
 end
 
+# A method definition: the same signature, its whole body a span (a region: `return`
+# inside closes it through a finally). Each call of the method is one span at the site of
+# the definition, named after the function.
+function method_expr(source, mod::Module, site::Site, ex::Expr)
+    sig, body = ex.args[1], ex.args[2]
+    inner = region_expr(source, site, body, leaves_early_expanded(mod, body))
+    return Expr(ex.head, sig, Expr(:block, source, inner))
+end
+
 # Any other expression or block: run it inside a span; the user's code appears twice
 # (instrumented and plain) so that the disabled path is the code as written.
 function region_expr(source, site::Site, ex, early::Bool)
@@ -197,8 +241,12 @@ end
     @jäger f(args...)
     @jäger x = f(args...)
     @jäger "name" expr
+    @jäger function f(args...) … end
+    @jäger f(args...) = …
 
-Record a span around a call or an expression. The site (name, module, file, line) is
+Record a span around a call or an expression. In front of a method definition, every
+call of that method is a span named after the function (or the name given), at the
+definition's line; `return` inside closes it. The site (name, module, file, line) is
 registered once, at its first call while recording; the name of `@jäger f(x)` is `"f"`.
 The span records its duration and the bytes Julia allocated inside it. For a call, the
 concrete argument signature is counted per site (see [`signature_counts`](@ref)). An

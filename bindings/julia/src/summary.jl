@@ -21,7 +21,7 @@ function summary_rows()
 end
 
 """
-    Jager.summary(io = stdout; sortby = :total)
+    Jager.print_timings(io = stdout; sortby = :total)
 
 Print a table of every @jäger site with its exact aggregates from the core: calls, total
 time and its share of the recording's wall time, mean, min, max, the p50/p99 from the
@@ -29,7 +29,7 @@ core's histogram (within 1/8), and the bytes allocated inside (total and per cal
 While recording it shows live values; afterwards, those of the last recording.
 `sortby` is `:total`, `:calls`, `:bytes` or `:name`.
 """
-function summary(io::IO = stdout; sortby::Symbol = :total)
+function print_timings(io::IO = stdout; sortby::Symbol = :total)
     rows, wall = summary_rows()
     filter!(r -> r[2].calls > 0, rows)
     key = sortby === :calls ? (r -> -Float64(r[2].calls)) :

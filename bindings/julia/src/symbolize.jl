@@ -30,7 +30,7 @@ frame_func(fr) = (s = string(fr.func); isempty(s) ? "??" : s)
     Jager.symbolize!() -> Int
 
 Resolve every stack address the core could not name (JIT-compiled Julia code) and add
-its source frames, inlined ones included. Runs at `Jager.stop()` and `Jager.flush()`;
+its source frames, inlined ones included. Runs at `Jager.stop()` and `Jager.drain()`;
 call it from a Julia task, never from a C callback. Returns the number of addresses
 resolved.
 """
@@ -47,7 +47,7 @@ function symbolize!()
                 st = ccall((:jager_symbol_add, LIB), Int32, (UInt64, UInt32, Cstring, Cstring, UInt32),
                            ip, UInt32(depth - 1), cstr(frame_func(fr)), cstr(string(fr.file)),
                            UInt32(clamp(fr.line, 0, typemax(UInt32))))
-                st == OK || error("Jager.symbolize!: jager_symbol_add: ", status_message(st))
+                st == OK || jager_throw(st, "Jager.symbolize!: jager_symbol_add")
             end
         end
         total += n

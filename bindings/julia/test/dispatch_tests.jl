@@ -1,10 +1,9 @@
 # dispatch_tests.jl — the dispatch sensor + plugin end to end on Julia: every assertion on
-# the recording reads the .jgr file back (DispatchReader decodes the plugin's events by
-# their schema). Subjects are the example programs (examples/pic.jl, examples/julia/*.jl),
+# the recording reads the .jgr file back (JgrReader, reader.jl, decodes the plugin's events
+# by their schema). Subjects are the example programs (examples/pic.jl, examples/julia/*.jl),
 # each included into its own module; their `main` does not run when included.
 
-include("dispatch_reader.jl")
-using .DispatchReader: plugin_events, of_type
+using .JgrReader: plugin_events, of_type
 
 const REPO = normpath(joinpath(@__DIR__, "..", "..", ".."))
 module PicEx
@@ -39,7 +38,8 @@ function dispatch_recorded(f, name::AbstractString)
     dir = dispatch_plugin_dir()
     kw = dir === nothing ? (;) : (plugin_path = dir,)
     Jager.record(f; output = path, env = false, quiet = true, plugins = "dispatch", kw...)
-    return plugin_events(path), JgrReader.read(path)
+    rec = JgrReader.read(path)
+    return plugin_events(rec), rec
 end
 
 thread_kernel(x) = x + 1

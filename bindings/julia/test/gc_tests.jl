@@ -21,99 +21,21 @@ now_ns() = ccall(fn(:jager_now_ns), UInt64, ())
 
 # ---- reading recordings -------------------------------------------------------------------
 
-module GcReader
-import ..fn
-
-include("reader_abi.jl")
-struct Frame            # jager_frame
-    func::Cstring
-    file::Cstring
-    line::UInt32
-    inline_depth::UInt32
-end
-
-ld(::Type{T}, p::Ptr, off::Integer) where {T} = unsafe_load(Ptr{T}(p + off))
-rerr(r) = unsafe_string(ccall(fn(:jager_reader_error), Cstring, (Ptr{Cvoid},), r))
+include("reader.jl")
 
 """
-    read(path) -> (events, stacks, sites, diags)
+    gcread(path) -> (events, stacks)
 
-events: plugin events as (type = "gc.pause", thread, time_ns, field => value…) Dicts;
-stacks: stack id => [(ip, frames = [(func, file, line, depth)…])…]; sites: id => name;
-diags: [(source, text)].
+The gc plugin's events of `path` as Dicts ("type" => "gc.pause", "thread", "time_ns",
+field => value…) and the stacks they name (stack id => [(ip, frames)…]), read by
+JgrReader (reader.jl).
 """
-function read(path::AbstractString)
-    rp = Ref{Ptr{Cvoid}}(C_NULL)
-    st = ccall(fn(:jager_reader_open), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp)
-    st == 0 || error("jager_reader_open($path): ", unsafe_string(ccall(fn(:jager_last_error), Cstring, ())))
-    r = rp[]
-    try
-        st = ccall(fn(:jager_reader_load_tables), Int32, (Ptr{Cvoid},), r)
-        st == 0 || error("load_tables: ", rerr(r))
-        events = Dict{String,Any}[]
-        diags = Tuple{String,String}[]
-        stackids = Set{UInt64}()
-        ev = Ref{Event}()
-        fieldcache = Dict{UInt16,Any}()
-        while true
-            rc = ccall(fn(:jager_reader_next), Cint, (Ptr{Cvoid}, Ref{Event}), r, ev)
-            rc == 0 && break
-            rc < 0 && error("reader: ", rerr(r))
-            e = ev[]
-            if e.type == 6 # diag: time, source string id, text_len, text
-                src = ccall(fn(:jager_reader_string), Cstring, (Ptr{Cvoid}, UInt32), r, ld(UInt32, e.rec, 16))
-                len = ld(UInt32, e.rec, 20)
-                push!(diags, (src == C_NULL ? "" : unsafe_string(src), unsafe_string(e.rec + 24, len)))
-                continue
-            end
-            e.type >= 256 || continue
-            desc = get!(fieldcache, e.type) do
-                d = ccall(fn(:jager_reader_type), Ptr{UInt8}, (Ptr{Cvoid}, UInt16), r, e.type)
-                d == C_NULL && error("event type $(e.type) has no schema")
-                name = unsafe_string(ld(Cstring, d, 8))
-                nf = ld(UInt32, d, 16)
-                fp = ld(Ptr{UInt8}, d, 24)
-                (name, [(unsafe_string(ld(Cstring, fp, 16i)), ld(UInt32, fp, 16i + 8)) for i in 0:nf-1])
-            end
-            name, fields = desc
-            startswith(name, "gc.") || continue
-            d = Dict{String,Any}("type" => name, "thread" => e.thread, "time_ns" => ld(UInt64, e.rec, 8))
-            words = ld(UInt16, e.rec, 2)
-            for (i, (fname, kind)) in enumerate(fields)
-                8 * (2 + i) <= 8 * words || break
-                v = ld(UInt64, e.rec, 8 + 8i)
-                d[fname] = kind == 10 ? (v != 0) : v
-                kind == 5 && v != 0 && push!(stackids, v)
-            end
-            push!(events, d)
-        end
-        stacks = Dict{UInt64,Vector{Any}}()
-        frames = Vector{Frame}(undef, 32)
-        for id in stackids
-            ips = Ref{Ptr{UInt64}}(C_NULL)
-            n = Ref{UInt32}(0)
-            st = ccall(fn(:jager_reader_stack), Int32, (Ptr{Cvoid}, UInt64, Ref{Ptr{UInt64}}, Ref{UInt32}), r, id, ips, n)
-            st == 0 || error("stack $id missing from the file")
-            stacks[id] = map(1:n[]) do k
-                ip = unsafe_load(ips[], k)
-                nf = ccall(fn(:jager_reader_symbolize), UInt32, (Ptr{Cvoid}, UInt64, Ptr{Frame}, UInt32),
-                           r, ip, frames, length(frames))
-                (ip = ip, frames = [(func = unsafe_string(f.func), file = unsafe_string(f.file),
-                                     line = Int(f.line), depth = Int(f.inline_depth)) for f in frames[1:nf]])
-            end
-        end
-        sites = Dict{UInt32,String}()
-        for id in UInt32(1):ccall(fn(:jager_reader_site_count), UInt32, (Ptr{Cvoid},), r)
-            nm = Ref{Cstring}(C_NULL)
-            ccall(fn(:jager_reader_site), Int32, (Ptr{Cvoid}, UInt32, Ref{Cstring}, Ptr{Cvoid}, Ptr{Cvoid}),
-                  r, id, nm, C_NULL, C_NULL) == 0 && (sites[id] = unsafe_string(nm[]))
-        end
-        return (events = events, stacks = stacks, sites = sites, diags = diags)
-    finally
-        ccall(fn(:jager_reader_close), Cvoid, (Ptr{Cvoid},), r)
-    end
+function gcread(path::AbstractString)
+    rec = JgrReader.read(path)
+    events = [merge!(Dict{String,Any}("type" => e.type, "thread" => e.thread, "time_ns" => e.time_ns), e.fields)
+              for e in JgrReader.plugin_events(rec; prefix = "gc.")]
+    return (events = events, stacks = rec.stacks)
 end
-end # module GcReader
 
 of(rec, t) = [e for e in rec.events if e["type"] == t]
 within(evs, t0, t1) = [e for e in evs if t0 <= e["time_ns"] <= t1]
@@ -170,7 +92,7 @@ function case_pauses()
         g1 = gcsnap(); t1 = now_ns()
         live_after = Base.gc_live_bytes()
     end
-    rec = GcReader.read(out)
+    rec = gcread(out)
     ps = within(of(rec, "gc.pause"), t0, t1)
     n = g1.pause - g0.pause
     @info "pauses" recorded = length(ps) gc_num = n sum_ms = sum(p["duration_ns"] for p in ps) / 1e6 gc_num_ms = (g1.total_time - g0.total_time) / 1e6
@@ -200,7 +122,7 @@ function case_stacks()
         churn(2000)
         t1 = now_ns()
     end
-    rec = GcReader.read(out)
+    rec = gcread(out)
     ps = [p for p in within(of(rec, "gc.pause"), t0, t1) if p["requested"] == 0]
     @test length(ps) >= 5
     for p in ps
@@ -229,7 +151,7 @@ function case_kinds()
         end
         g1 = gcsnap(); t1 = now_ns()
     end
-    rec = GcReader.read(out)
+    rec = gcread(out)
     ps = within(of(rec, "gc.pause"), t0, t1)
     @test length(ps) == g1.pause - g0.pause
     @test [p["requested"] for p in ps] == [1, 1, 1, 2, 2, 2]
@@ -253,7 +175,7 @@ function case_threads()
         work()
         g1 = gcsnap(); t1 = now_ns()
     end
-    rec = GcReader.read(out)
+    rec = gcread(out)
     ps = within(of(rec, "gc.pause"), t0, t1)
     @test length(ps) == g1.pause - g0.pause
     by = Dict(t => count(p -> p["os_tid"] == t, ps) for t in tids)
@@ -292,7 +214,7 @@ function case_unhook()
     churn(500)                                           # automatic collections too
     c1 = callback_counts(ext)
     @test c1 == c0                                       # Julia no longer calls the plugin
-    rec1 = GcReader.read(out1)
+    rec1 = gcread(out1)
     @test length(of(rec1, "gc.pause")) >= 2
     # A second recording in the same process hooks again, exactly once.
     local t0, t1, g0, g1
@@ -301,7 +223,7 @@ function case_unhook()
         GC.gc(); GC.gc(false)
         g1 = gcsnap(); t1 = now_ns()
     end
-    rec2 = GcReader.read(out2)
+    rec2 = gcread(out2)
     ps = within(of(rec2, "gc.pause"), t0, t1)
     @test length(ps) == g1.pause - g0.pause == 2
     c2 = callback_counts(ext)
@@ -332,7 +254,7 @@ function case_sites()
         g1 = gcsnap(); t1 = now_ns()
         churn(200)                                           # collections outside the span
     end
-    rec = GcReader.read(out)
+    rec = gcread(out)
     inside = within(of(rec, "gc.pause"), t0, t1)
     @test length(inside) == g1.pause - g0.pause
     @test all(p["site"] == site for p in inside)
@@ -375,7 +297,7 @@ function case_zero_code()
     run(setenv(cmd, env))
     @test isfile(out)
     t0, t1, n, gc_ns = parse.(Int, split(strip(Base.read(facts, String))))
-    rec = GcReader.read(out)
+    rec = gcread(out)
     ps = within(of(rec, "gc.pause"), UInt64(t0), UInt64(t1))
     @info "zero-code" recorded = length(ps) gc_num = n
     @test n >= 10

@@ -12,7 +12,7 @@
     try
         rec = with_logger(NullLogger()) do
             recorded("hooks") do
-                @test Jager.flush()
+                @test Jager.drain()
                 push!(calls, "body")
             end
         end

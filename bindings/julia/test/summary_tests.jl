@@ -1,4 +1,4 @@
-# Jager.summary prints the core's exact aggregates per site.
+# Jager.print_timings prints the core's exact aggregates per site.
 
 summary_site() = @jäger "summary site" sqrt_sum(10)
 
@@ -8,10 +8,10 @@ summary_site() = @jäger "summary site" sqrt_sum(10)
         for _ in 1:7
             summary_site()
         end
-        live = sprint(Jager.summary)
+        live = sprint(Jager.print_timings)
         @test occursin("summary site", live)
     end
-    out = sprint(Jager.summary)
+    out = sprint(Jager.print_timings)
     row = only(filter(l -> occursin("summary site", l), split(out, '\n')))
     cells = split(row)
     @test cells[3] == "7"                    # "summary", "site", ncalls

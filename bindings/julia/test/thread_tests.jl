@@ -13,7 +13,7 @@ threaded_site(w) = @jäger weigh(w, 2.0)
         end
         site = only([s for s in Jager.sites() if s.name == "weigh"]).id
         counts = Dict(Jager.signature_counts(site))
-        @test Jager.flush()
+        @test Jager.drain()
         @test Jager.stats().spans_total >= n
     end
     @test counts == Dict(Tuple{typeof(weigh),Float32,Float64} => n ÷ 2, Tuple{typeof(weigh),Float64,Float64} => n ÷ 2)

@@ -4,7 +4,7 @@
 # start). What it does and when:
 #   new signature at a @jäger site  (slow path, once per site and signature)
 #       tell the plugin (first-sight event) and queue the signature for a verdict;
-#   drain (Jager.stop, Jager.flush where the binding runs FLUSH_HOOKS, or Jager.dispatch_drain)
+#   drain (Jager.stop, Jager.drain where the binding runs FLUSH_HOOKS, or Jager.dispatch_drain)
 #       verdicts for queued signatures → dispatch.instability;
 #       exact per-signature call counts → the plugin's summary;
 #       compile dump + inference times → dispatch.compile;
@@ -289,7 +289,7 @@ function __init__()
     in(on_new_signature, NEW_SIGNATURE_HOOKS) || push!(NEW_SIGNATURE_HOOKS, on_new_signature)
     in(on_start, START_HOOKS) || push!(START_HOOKS, on_start)
     in(on_stop, STOP_HOOKS) || push!(STOP_HOOKS, on_stop)
-    if isdefined(Jager, :FLUSH_HOOKS) # a binding that drains plugins at Jager.flush()
+    if isdefined(Jager, :FLUSH_HOOKS) # a binding that drains plugins at Jager.drain()
         hooks = getfield(Jager, :FLUSH_HOOKS)
         in(on_flush, hooks) || push!(hooks, on_flush)
     end
