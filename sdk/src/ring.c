@@ -1,12 +1,5 @@
-/* Per-thread rings: one producer (the owning thread), one consumer (the collector).
- *
- * Positions are monotonic byte offsets; the buffer index is pos & mask. A record never
- * wraps: when it does not fit before the end, the producer writes a PAD record (type 0,
- * words 0, aux = pad bytes) to the end first. The producer publishes head with a release
- * store; the collector copies [tail, head) and advances tail with a CAS. In overwrite mode
- * a producer that runs out of space evicts the oldest records by advancing tail with the
- * same CAS, so the collector keeps only the part of its copy at or after the tail it wins
- * the CAS with: those bytes cannot have been reused while it copied them. */
+/* Per-thread rings: creation, overwrite-mode eviction and the collector's drain. The
+ * protocol, and the producer's inline reserve/commit, are in ring.h. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>

@@ -1,7 +1,8 @@
 /*
  * reader_priv.h — what the `.jgr` reader's files share (reader.c, reader_input.c,
  * reader_absorb.c, reader_tables.c): the reader's state and its hidden helpers.
- * Not installed; nothing outside sdk/src/reader*.c includes it.
+ * Not installed; nothing outside sdk/src/reader/ includes it. The reader shares only
+ * file_format.h (the bytes) and status.h (jg_error) with the recorder.
  */
 #ifndef JAGER_READER_PRIV_H
 #define JAGER_READER_PRIV_H
@@ -12,8 +13,8 @@
 #include <stdint.h>
 
 #include "file_format.h"
-#include "internal.h"
 #include "jager_reader.h"
+#include "status.h"
 
 /** A compressed frame longer than this is refused (ours are ~1 MiB at most). */
 #define RD_FRAME_MAX_BYTES (2ull * JG_BLOCK_MAX_CONTENT)
