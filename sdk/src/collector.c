@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "containers.h"
 #include "internal.h"
 
 #define MAX_SINKS 16
@@ -76,13 +77,9 @@ static void open_pending(void)
 
 static int ensure(size_t need)
 {
-    if (need <= buf_cap) return 0;
-    size_t c = buf_cap ? buf_cap : 65536;
-    while (c < need) c *= 2;
-    uint8_t *p = realloc(buf, c);
+    uint8_t *p = jg_grow(buf, &buf_cap, need, 1, 65536);
     if (!p) return -1;
     buf = p;
-    buf_cap = c;
     return 0;
 }
 

@@ -2,13 +2,15 @@
  * internal.h — what the recorder's modules offer each other. Never installed.
  *
  * sdk/src is the recorder; sdk/src/reader/ is the `.jgr` reader, which includes only
- * file_format.h and status.h from here (docs/internals.md draws the layers).
+ * file_format.h, status.h and containers.h from here (docs/internals.md draws the layers).
  *
  * Modules (one concern each):
  *   clock.c      TSC calibration, jager_now_ns
  *   config.c     defaults, JAGER_* environment, jager_config copy
  *   status.c     jager_strerror, last error, jg_error (status.h)
  *   table.c      append-only chunked tables (stable pointers, lock-free reads)
+ *   containers.c the growable array (jg_grow, jg_vec) and the open-addressing hash → id
+ *                map (jg_idmap) every table of the core and the reader uses (containers.h)
  *   registry.c   strings, sites, counters, event types, threads, run metadata
  *   stacks.c     stack table, symbols (dladdr + binding-provided frames)
  *   ring.c       per-thread rings: creation, eviction, the collector's drain; the whole
@@ -69,7 +71,6 @@ typedef struct jg_config {
 } jg_config;
 extern jg_config jg_cfg JG_HIDDEN;
 JG_HIDDEN jager_status jg_config_copy(const jager_config *src);
-JG_HIDDEN void jg_config_free(void);
 
 /* ---- table.c: append-only chunked arrays ----
  * Entries never move, so a pointer to one stays valid; count is published with release,
@@ -97,7 +98,6 @@ JG_HIDDEN uint32_t jg_table_count(jg_table *t);
  * are record types; thread indexes start at 1. Counts returned are "largest id + 1" for
  * 1-based tables, so `for (id = 1; id < count; id++)` visits all. */
 JG_HIDDEN uint32_t jg_intern(const char *s);           /* 0 on error */
-JG_HIDDEN uint32_t jg_intern_n(const char *s, size_t len);
 JG_HIDDEN const char *jg_string(uint32_t id);          /* NULL if unknown */
 JG_HIDDEN uint32_t jg_string_count(void);
 
@@ -269,15 +269,10 @@ JG_HIDDEN void jg_rings_set_collector(int running);
 JG_HIDDEN uint32_t jg_hist_bucket(uint64_t ns);
 
 /* ---- events.c ---- */
-/** Reserve a record on the calling thread's ring, counting emitted/dropped. */
-JG_HIDDEN void *jg_record_reserve(uint32_t bytes, jg_tls **t_out);
-JG_HIDDEN void jg_record_commit(jg_tls *t, uint32_t bytes);
 /** Generic plugin emit (host->emit). */
 JG_HIDDEN void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
 /** A diagnostic into the recording and (unless quiet) stderr: "jager: <source>: <msg>". */
 JG_HIDDEN void jg_diag(const char *source, int level, const char *msg);
-/** Encode an attribute list at \p dst (NULL: only measure); returns the bytes. */
-JG_HIDDEN size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t nattrs, size_t max_str);
 
 /* ---- collector.c ---- */
 JG_HIDDEN jager_status jg_sink_add(const jager_sink *sink);
@@ -295,8 +290,6 @@ JG_HIDDEN uint64_t jg_collector_sink_drops(void);
 extern _Atomic(int) jg_enabled JG_HIDDEN;
 /** Monotonic generation: bumped by every init, so thread state from an old run resets. */
 extern _Atomic(uint32_t) jg_generation JG_HIDDEN;
-/** Measured cost of one span in ns × 1000 (at init). */
-extern uint64_t jg_span_cost_x1000 JG_HIDDEN;
 
 /* ---- file_sink.c ---- */
 /** Create the .jgr file sink writing to \p path; the returned sink is registered by the
@@ -310,7 +303,6 @@ JG_HIDDEN void jg_plugins_start(void);
 JG_HIDDEN void jg_plugins_flush(void);   /* collector thread, before a requested drain */
 JG_HIDDEN void jg_plugins_stop(void);    /* before the final drain */
 JG_HIDDEN void jg_plugins_unload(void);  /* after sinks closed */
-JG_HIDDEN const void *jg_plugins_extension(const char *id);
 JG_HIDDEN uint32_t jg_plugins_count(void);
 JG_HIDDEN const char *jg_plugins_loaded_names(void); /* "gc,dispatch" (static buffer) */
 

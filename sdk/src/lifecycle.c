@@ -17,7 +17,7 @@ static void set_enabled(int on)
     __atomic_store_n(&jager_active, on, __ATOMIC_RELEASE);
 }
 _Atomic(uint32_t) jg_generation;
-uint64_t jg_span_cost_x1000;
+static uint64_t jg_span_cost_x1000; /* measured cost of one span in ns × 1000 (at init) */
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;

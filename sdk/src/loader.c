@@ -421,7 +421,7 @@ void jg_plugins_unload(void)
     loaded_names[0] = 0;
 }
 
-const void *jg_plugins_extension(const char *id)
+static const void *jg_plugins_extension(const char *id)
 {
     if (!id) return NULL;
     uint32_t n = atomic_load_explicit(&nplugins, memory_order_acquire);

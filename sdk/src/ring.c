@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "containers.h"
 #include "internal.h"
 
 
@@ -87,14 +88,9 @@ size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *event
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (t >= h) return 0;
     uint64_t n = h - t;
-    if (n > *out_cap) {
-        size_t c = *out_cap ? *out_cap : 65536;
-        while (c < n) c *= 2;
-        uint8_t *p = realloc(*out, c);
-        if (!p) return 0; /* try again next round: nothing is lost yet */
-        *out = p;
-        *out_cap = c;
-    }
+    uint8_t *grown = jg_grow(*out, out_cap, n, 1, 65536);
+    if (!grown) return 0; /* try again next round: nothing is lost yet */
+    *out = grown;
     copy_out(r, *out, t, h);
     uint64_t start = t;
     while (!atomic_compare_exchange_weak_explicit(&r->tail, &start, h, memory_order_acq_rel, memory_order_acquire)) {
