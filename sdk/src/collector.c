@@ -69,7 +69,7 @@ static void open_pending(void)
             char msg[160];
             snprintf(msg, sizeof msg, "sink '%s' failed to open; its events are counted as dropped",
                      sinks[i].s.name ? sinks[i].s.name : "?");
-            jg_diag("core", JAGER_DIAG_WARN, msg);
+            jg_diag("core", JAGER_SEV_WARN, msg);
             sinks[i].opened = -1;
         }
     }
@@ -124,7 +124,7 @@ static void write_batch(uint32_t thread_index, size_t len, uint64_t events)
                 snprintf(msg, sizeof msg, "sink '%s' failed to write; its lost events are counted as dropped",
                          sinks[i].s.name ? sinks[i].s.name : "?");
                 pthread_mutex_unlock(&sink_lock);
-                jg_diag("core", JAGER_DIAG_WARN, msg);
+                jg_diag("core", JAGER_SEV_WARN, msg);
                 pthread_mutex_lock(&sink_lock);
             }
         }

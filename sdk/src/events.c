@@ -72,7 +72,7 @@ static size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t natt
     return off;
 }
 
-void jager_log(int severity, const char *body, const jager_attr *attrs, size_t nattrs)
+void jager_log(jager_severity severity, const char *body, const jager_attr *attrs, size_t nattrs)
 {
     if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
     if (!attrs) nattrs = 0;
@@ -234,7 +234,7 @@ void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uin
     jg_record_commit(t, total);
 }
 
-void jg_diag(const char *source, int level, const char *msg)
+void jg_diag(const char *source, jager_severity level, const char *msg)
 {
     if (!source) source = "core";
     if (!msg) msg = "";

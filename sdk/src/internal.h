@@ -272,7 +272,7 @@ JG_HIDDEN uint32_t jg_hist_bucket(uint64_t ns);
 /** Generic plugin emit (host->emit). */
 JG_HIDDEN void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
 /** A diagnostic into the recording and (unless quiet) stderr: "jager: <source>: <msg>". */
-JG_HIDDEN void jg_diag(const char *source, int level, const char *msg);
+JG_HIDDEN void jg_diag(const char *source, jager_severity level, const char *msg);
 
 /* ---- collector.c ---- */
 JG_HIDDEN jager_status jg_sink_add(const jager_sink *sink);
