@@ -10,5 +10,6 @@ build=${JAGER_BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJAGER_WERROR=ON -DBUILD_TESTING=ON >"$build.configure.log" 2>&1 \
   || { cat "$build.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" 2>&1 | tail -n 3
+cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { "$root/scripts/build-failed.sh" "$build.build.log"; exit 1; }
+echo "build: ok ($build, log in $build.build.log)"
 exec ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${JAGER_CTEST_ARGS:-}

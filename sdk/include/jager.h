@@ -5,9 +5,13 @@
  * logs, counters and marks, from any number of threads, into per-thread lock-free rings
  * that a collector thread drains into sinks (a compressed `.jgr` file, OTLP, plugins).
  *
- * Reading order: export macro, version, status codes, types, configuration, lifecycle,
- * clock, sites and spans, statistics, logs, counters and marks, trace context,
- * run metadata, stacks and symbols, convenience macros, experimental.
+ * Reading order: export macro, version, status codes, configuration, lifecycle, clock,
+ * sites and spans, statistics, logs, counters and marks, W3C trace context, run metadata,
+ * stacks and symbols, extensions, convenience macros.
+ *
+ * Every pointer parameter says who owns it: "copied" (the library keeps its own copy),
+ * "borrowed" (read or written during the call only), or "lives until X" for what the
+ * library hands out.
  *
  * Thread tags used on every function:
  *   [any-thread]  callable from any thread at any time, including before jager_init()
@@ -30,8 +34,11 @@
  * \endcode
  * Or scoped: `{ JAGER_SPAN("solve"); solve(); }`.
  *
- * See jager_plugin.h for the plugin ABI and jager_reader.h for reading `.jgr` files.
+ * See jager_plugin.h for the plugin ABI, jager_record.h for the event record layout and
+ * jager_reader.h for reading `.jgr` files.
  */
+/** \file
+ * See the comment above for this header's concern and reading order. */
 #ifndef JAGER_H
 #define JAGER_H
 
@@ -56,13 +63,15 @@ extern "C" {
  * The macros describe the header compiled against; jager_version() the library loaded.
  * The library's SONAME carries JAGER_VERSION_MAJOR: a change that breaks the ABI bumps it.
  */
-#define JAGER_VERSION_MAJOR 1
-#define JAGER_VERSION_MINOR 0
-#define JAGER_VERSION_PATCH 0
+#define JAGER_VERSION_MAJOR 1 /**< incompatible ABI changes */
+#define JAGER_VERSION_MINOR 0 /**< compatible additions */
+#define JAGER_VERSION_PATCH 0 /**< fixes */
 /** One number for comparisons: major*10000 + minor*100 + patch. */
 #define JAGER_VERSION_NUMBER (JAGER_VERSION_MAJOR * 10000 + JAGER_VERSION_MINOR * 100 + JAGER_VERSION_PATCH)
+/** \cond INTERNAL */
 #define JAGER_STR_INNER(x) #x
 #define JAGER_STR(x) JAGER_STR_INNER(x)
+/** \endcond */
 /** "major.minor.patch" as a string literal. */
 #define JAGER_VERSION_STRING JAGER_STR(JAGER_VERSION_MAJOR) "." JAGER_STR(JAGER_VERSION_MINOR) "." JAGER_STR(JAGER_VERSION_PATCH)
 
@@ -72,7 +81,10 @@ extern "C" {
  *         library agree. [any-thread] \since 1.0
  */
 JAGER_API uint32_t jager_version(void);
-/** \brief The loaded library's version as "major.minor.patch" (static storage). [any-thread] \since 1.0 */
+/**
+ * \brief The loaded library's version as "major.minor.patch" (static storage). [any-thread] \since 1.0
+ * \return "major.minor.patch" in static storage.
+ */
 JAGER_API const char *jager_version_string(void);
 
 /* ------------------------------------------------------------------------------------ */
@@ -80,6 +92,7 @@ JAGER_API const char *jager_version_string(void);
  * Every fallible function returns a jager_status: 0 is success, negative values are errors.
  * Values are stable and never reused.
  */
+/** A status: JAGER_OK (0) or a negative JAGER_E_* code (enum jager_status_code). */
 typedef int32_t jager_status;
 
 /** X-macro table: name, value, message. jager_strerror() is generated from it. */
@@ -109,6 +122,7 @@ enum jager_status_code {
 /**
  * \brief A fixed message for a status code ("unknown status" for unknown values).
  * \return static storage, never NULL. [any-thread] \since 1.0
+ * \param status any jager_status value
  */
 JAGER_API const char *jager_strerror(jager_status status);
 
@@ -164,6 +178,7 @@ typedef struct jager_config {
 /**
  * \brief Fill \p cfg with the defaults (no environment is read) and set struct_size.
  * \return JAGER_OK, or JAGER_E_INVALID if \p cfg is NULL. [any-thread] \since 1.0
+ * \param cfg the caller's struct (borrowed): set every field to its default, struct_size to sizeof(jager_config)
  */
 JAGER_API jager_status jager_config_init(jager_config *cfg);
 
@@ -171,6 +186,7 @@ JAGER_API jager_status jager_config_init(jager_config *cfg);
  * \brief Apply the JAGER_* environment variables on top of \p cfg.
  * \return JAGER_OK, or JAGER_E_INVALID with jager_last_error() naming the variable whose
  *         value is malformed (the field keeps its previous value). [any-thread] \since 1.0
+ * \param cfg a struct from jager_config_init() (borrowed): fields named by JAGER_* variables are overwritten; its strings then point into the environment and live until it changes
  */
 JAGER_API jager_status jager_config_from_env(jager_config *cfg);
 
@@ -179,7 +195,7 @@ JAGER_API jager_status jager_config_from_env(jager_config *cfg);
 
 /**
  * \brief Start recording: calibrate the clock, start the collector, open sinks, load plugins.
- * \param cfg configuration, or NULL for defaults plus the JAGER_* environment.
+ * \param cfg configuration (copied, strings included), or NULL for defaults plus the JAGER_* environment.
  * \return JAGER_OK; JAGER_E_STATE if already initialised; JAGER_E_DISABLED when disabled
  *         (every other call then stays a no-op); JAGER_E_IO if the output cannot be opened.
  *         A plugin that fails to load is reported once and skipped: init still succeeds.
@@ -194,7 +210,10 @@ JAGER_API jager_status jager_init(const jager_config *cfg);
  */
 JAGER_API void jager_shutdown(void);
 
-/** \brief 1 while recording (initialised and not disabled), else 0. [any-thread][hot-path] \since 1.0 */
+/**
+ * \brief 1 while recording (initialised and not disabled), else 0. [any-thread][hot-path] \since 1.0
+ * \return 1 while recording, else 0.
+ */
 JAGER_API int jager_is_enabled(void);
 
 /**
@@ -218,6 +237,7 @@ JAGER_API jager_status jager_flush(void);
  * \brief Monotonic nanoseconds on the CLOCK_MONOTONIC time base: an invariant TSC
  *        calibrated against CLOCK_MONOTONIC at init, else clock_gettime().
  *        Before init it returns clock_gettime(CLOCK_MONOTONIC). [any-thread][hot-path] \since 1.0
+ * \return nanoseconds on the CLOCK_MONOTONIC base.
  */
 JAGER_API uint64_t jager_now_ns(void);
 
@@ -254,6 +274,7 @@ JAGER_API jager_site jager_site_register(const char *name, const char *file, uin
  *        opened on this thread before its end.
  * \return the open span; inert when not recording, \p site is 0/unknown, or filtered.
  *         [any-thread][hot-path] \since 1.0
+ * \param site a site from jager_site_register(); 0 gives an inert span
  */
 JAGER_API jager_span jager_span_begin(jager_site site);
 
@@ -264,12 +285,15 @@ JAGER_API jager_span jager_span_begin(jager_site site);
  *        after it are still open (coroutines or tasks interleaved on the thread,
  *        overlapping regions) leaves them open, and its parent is the span open below it.
  *        [any-thread][hot-path] \since 1.0
+ * \param span what jager_span_begin() returned (inert spans are ignored)
  */
 JAGER_API void jager_span_end(jager_span span);
 
 /**
  * \brief jager_span_end() that also records \p bytes allocated inside the span (the Julia
  *        binding passes the GC byte counter delta). [any-thread][hot-path] \since 1.0
+ * \param span what jager_span_begin() returned
+ * \param bytes bytes allocated inside the span
  */
 JAGER_API void jager_span_end_bytes(jager_span span, uint64_t bytes);
 
@@ -297,12 +321,17 @@ typedef struct jager_attr {
 /**
  * \brief Attach attributes to an open span (an attribute event referencing its id).
  *        [any-thread] (copies into the ring, no lock) \since 1.0
+ * \param span an open span
+ * \param attrs attributes (borrowed: copied into the ring during the call); may be NULL when \p nattrs is 0
+ * \param nattrs entries in \p attrs
  */
 JAGER_API void jager_span_set_attrs(jager_span span, const jager_attr *attrs, size_t nattrs);
 
 /**
  * \brief Mark an open span as failed with \p message (copied, may be NULL); counts in the
  *        site's error aggregate. [any-thread] \since 1.0
+ * \param span an open span
+ * \param message UTF-8 text (copied, cut at 4 KiB); may be NULL
  */
 JAGER_API void jager_span_error(jager_span span, const char *message);
 
@@ -311,7 +340,7 @@ JAGER_API void jager_span_error(jager_span span, const char *message);
 
 /** Log-scale histogram geometry of jager_site_stat.hist: 4 sub-buckets per power of two. */
 #define JAGER_HIST_SUB_BITS 2
-#define JAGER_HIST_BUCKETS 192
+#define JAGER_HIST_BUCKETS 192 /**< buckets in jager_site_stat.hist */
 
 /**
  * Exact per-site aggregates, summed over all threads (live threads and exited ones).
@@ -336,10 +365,16 @@ typedef struct jager_site_stat {
  * \brief Read the exact aggregates of \p site.
  * \return JAGER_OK; JAGER_E_NOTFOUND for an unknown site; JAGER_E_INVALID for NULL or a
  *         struct_size smaller than version 1.0's. [any-thread] \since 1.0
+ * \param site the site
+ * \param out the caller's struct (borrowed) with struct_size set; filled on success
  */
 JAGER_API jager_status jager_site_stats(jager_site site, jager_site_stat *out);
 
-/** \brief Lower bound in ns of histogram bucket \p b (< JAGER_HIST_BUCKETS). [any-thread] \since 1.0 */
+/**
+ * \brief Lower bound in ns of histogram bucket \p b (< JAGER_HIST_BUCKETS). [any-thread] \since 1.0
+ * \param b bucket index
+ * \return the bucket's lower bound in ns; UINT64_MAX when \p b >= JAGER_HIST_BUCKETS.
+ */
 JAGER_API uint64_t jager_hist_bucket_lower_ns(uint32_t b);
 
 /** Why an event did not reach a ring. Stable values, index into jager_stat.dropped. */
@@ -369,14 +404,24 @@ typedef struct jager_stat {
 /**
  * \brief Read the core counters. Counters of live threads are read without stopping them.
  * \return JAGER_OK, or JAGER_E_INVALID. [any-thread] \since 1.0
+ * \param out the caller's struct (borrowed) with struct_size set; filled on success
  */
 JAGER_API jager_status jager_stats(jager_stat *out);
 
 /* ------------------------------------------------------------------------------------ */
 /** \name Logs */
 
-/** OpenTelemetry severity numbers (SeverityNumber): TRACE 1–4 … FATAL 21–24. */
-enum jager_severity {
+/**
+ * The one severity type, of log records (jager_log()), plugin diagnostics (host->log) and
+ * the records they leave (jager_rec_log and jager_rec_diag aux): an OpenTelemetry severity
+ * number (SeverityNumber) 1..24, TRACE 1–4, DEBUG 5–8, INFO 9–12, WARN 13–16, ERROR 17–20,
+ * FATAL 21–24. A fixed-width integer, like jager_status, so any number in a range is valid
+ * and it crosses the ABI and ccall as an int32_t. \since 1.0
+ */
+typedef int32_t jager_severity;
+
+/** The first severity number of each range. */
+enum jager_severity_number {
     JAGER_SEV_TRACE = 1,
     JAGER_SEV_DEBUG = 5,
     JAGER_SEV_INFO = 9,
@@ -391,8 +436,9 @@ enum jager_severity {
  * \param body     UTF-8 message, copied (cut at 4 KiB with a truncation flag); may be NULL.
  * \param attrs    key/value attributes (copied), may be NULL when \p nattrs is 0.
  * [any-thread] (copies into the ring, no lock, no allocation) \since 1.0
+ * \param nattrs entries in \p attrs
  */
-JAGER_API void jager_log(int severity, const char *body, const jager_attr *attrs, size_t nattrs);
+JAGER_API void jager_log(jager_severity severity, const char *body, const jager_attr *attrs, size_t nattrs);
 
 /* ------------------------------------------------------------------------------------ */
 /** \name Counters and marks */
@@ -408,18 +454,31 @@ typedef enum jager_counter_kind {
 
 /**
  * \brief Register (or look up by name) a counter. Idempotent per name.
- * \param name UTF-8 name, copied; \param unit e.g. "bytes", may be NULL.
+ * \param name UTF-8 name (copied)
+ * \param unit e.g. "bytes" (copied), may be NULL
  * \return the id, or 0 on error. [any-thread] (takes a lock) \since 1.0
+ * \param kind a jager_counter_kind
  */
 JAGER_API jager_counter jager_counter_register(const char *name, const char *unit, uint32_t kind);
 
-/** \brief Add \p delta to a monotonic counter and record a sample of its running total (per thread). [any-thread][hot-path] \since 1.0 */
+/**
+ * \brief Add \p delta to a monotonic counter and record a sample of its running total (per thread). [any-thread][hot-path] \since 1.0
+ * \param counter a monotonic counter from jager_counter_register()
+ * \param delta the amount to add
+ */
 JAGER_API void jager_counter_add(jager_counter counter, double delta);
 
-/** \brief Record a gauge sample of \p value. [any-thread][hot-path] \since 1.0 */
+/**
+ * \brief Record a gauge sample of \p value. [any-thread][hot-path] \since 1.0
+ * \param counter a gauge from jager_counter_register()
+ * \param value the level now
+ */
 JAGER_API void jager_counter_set(jager_counter counter, double value);
 
-/** \brief Record an instant mark named \p name (interned; keep the set of names small). [any-thread] \since 1.0 */
+/**
+ * \brief Record an instant mark named \p name (interned; keep the set of names small). [any-thread] \since 1.0
+ * \param name UTF-8 name (copied: interned)
+ */
 JAGER_API void jager_mark(const char *name);
 
 /* ------------------------------------------------------------------------------------ */
@@ -440,17 +499,25 @@ typedef struct jager_trace_context {
 /**
  * \brief Make a new context: random 128-bit trace id and 64-bit span id (never zero),
  *        flags = sampled. [any-thread] \since 1.0
+ * \param out receives the context (borrowed)
+ * \return JAGER_OK, or JAGER_E_INVALID for NULL.
  */
 JAGER_API jager_status jager_trace_context_new(jager_trace_context *out);
 
 /**
  * \brief A child context: the same trace, a new random span id, the same flags. [any-thread] \since 1.0
+ * \param parent a valid context (borrowed)
+ * \param out receives the child (borrowed); may equal \p parent
+ * \return JAGER_OK, or JAGER_E_INVALID for NULL or an invalid parent.
  */
 JAGER_API jager_status jager_trace_context_child(const jager_trace_context *parent, jager_trace_context *out);
 
 /**
  * \brief Format \p ctx as "00-<32 hex>-<16 hex>-<2 hex>" into \p buf.
  * \return JAGER_OK; JAGER_E_INVALID for NULL, an invalid context or \p size < 56. [any-thread] \since 1.0
+ * \param ctx the context (borrowed)
+ * \param buf receives the NUL-terminated text (borrowed)
+ * \param size bytes at \p buf, at least 56
  */
 JAGER_API jager_status jager_traceparent_format(const jager_trace_context *ctx, char *buf, size_t size);
 
@@ -460,13 +527,22 @@ JAGER_API jager_status jager_traceparent_format(const jager_trace_context *ctx, 
  *        55 characters, later versions accepted when the prefix parses and is followed
  *        by '-' or the end. Never reads past \p len.
  * \return JAGER_OK, or JAGER_E_FORMAT (and \p out untouched). [any-thread] \since 1.0
+ * \param value the header value (borrowed), not necessarily NUL-terminated
+ * \param len bytes of \p value
+ * \param out receives the context (borrowed)
  */
 JAGER_API jager_status jager_traceparent_parse(const char *value, size_t len, jager_trace_context *out);
 
-/** \brief The calling thread's current context. \return JAGER_OK, or JAGER_E_NOTFOUND if none is set. [any-thread] \since 1.0 */
+/**
+ * \brief The calling thread's current context. \return JAGER_OK, or JAGER_E_NOTFOUND if none is set. [any-thread] \since 1.0
+ * \param out receives the context (borrowed)
+ */
 JAGER_API jager_status jager_context_current(jager_trace_context *out);
 
-/** \brief Set (or with NULL clear) the calling thread's current context. [any-thread] \since 1.0 */
+/**
+ * \brief Set (or with NULL clear) the calling thread's current context. [any-thread] \since 1.0
+ * \param ctx the context (copied), or NULL to clear
+ */
 JAGER_API void jager_context_set(const jager_trace_context *ctx);
 
 /** Carrier setter: store \p key = \p value (both NUL-terminated, borrowed). */
@@ -478,6 +554,8 @@ typedef const char *(*jager_carrier_get_fn)(void *carrier, const char *key);
  * \brief Write the current context into a carrier as "traceparent" (a child span id is
  *        not made: the current span id is propagated).
  * \return JAGER_OK, or JAGER_E_NOTFOUND when no context is current. [any-thread] \since 1.0
+ * \param carrier the caller's carrier, passed back to \p set (borrowed)
+ * \param set stores one key/value pair into \p carrier
  */
 JAGER_API jager_status jager_context_inject(void *carrier, jager_carrier_set_fn set);
 
@@ -485,6 +563,8 @@ JAGER_API jager_status jager_context_inject(void *carrier, jager_carrier_set_fn 
  * \brief Read "traceparent" from a carrier, parse it and make it the current context.
  * \return JAGER_OK; JAGER_E_NOTFOUND if absent; JAGER_E_FORMAT if malformed (the current
  *         context is then left unchanged). [any-thread] \since 1.0
+ * \param carrier the caller's carrier, passed back to \p get (borrowed)
+ * \param get reads one key from \p carrier
  */
 JAGER_API jager_status jager_context_extract(void *carrier, jager_carrier_get_fn get);
 
@@ -499,6 +579,8 @@ JAGER_API jager_status jager_context_extract(void *carrier, jager_carrier_get_fn
  * \brief Add or replace a run metadata entry (e.g. "mpi.rank" = "3"), written into the
  *        file's metadata. Keys starting with "jager." are reserved.
  * \return JAGER_OK, JAGER_E_INVALID, JAGER_E_NOMEM. [any-thread] (takes a lock) \since 1.0
+ * \param key UTF-8 key (copied)
+ * \param value UTF-8 value (copied)
  */
 JAGER_API jager_status jager_metadata_set(const char *key, const char *value);
 
@@ -516,6 +598,8 @@ typedef uint64_t jager_stack_id;
  * \brief Intern a stack of \p n return addresses (innermost first); identical stacks get
  *        the same id. Not for signal handlers or GC callbacks: it locks and may allocate.
  * \return the id, or 0 on error. [any-thread] (takes a lock) \since 1.0
+ * \param ips return addresses, innermost first (copied)
+ * \param n entries in \p ips (at least 1)
  */
 JAGER_API jager_stack_id jager_stack_intern(const uint64_t *ips, uint32_t n);
 
@@ -523,14 +607,20 @@ JAGER_API jager_stack_id jager_stack_intern(const uint64_t *ips, uint32_t n);
  * \brief Copy up to \p cap addresses from interned stacks that no symbolizer has resolved
  *        yet and that dladdr could not name, marking them as handed out.
  * \return the number copied. [any-thread] \since 1.0
+ * \param ips receives the addresses (borrowed)
+ * \param cap room at \p ips
  */
 JAGER_API size_t jager_symbols_unresolved(uint64_t *ips, size_t cap);
 
 /**
  * \brief Record the source frame for return address \p ip. Call once per frame, outermost
  *        inlining level first with \p inline_depth 0, then 1, 2… for frames inlined into it.
- * \param func, file strings (copied); \param line 0 if unknown.
+ * \param func function name (copied); NULL or "" is recorded as "??"
+ * \param file source file (copied); NULL is ""
+ * \param line source line, 0 if unknown
  * \return JAGER_OK, JAGER_E_INVALID, JAGER_E_NOMEM. [any-thread] \since 1.0
+ * \param ip the return address
+ * \param inline_depth 0 for the outermost frame, 1.. for frames inlined into it
  */
 JAGER_API jager_status jager_symbol_add(uint64_t ip, uint32_t inline_depth, const char *func,
                                         const char *file, uint32_t line);
@@ -543,6 +633,7 @@ JAGER_API jager_status jager_symbol_add(uint64_t ip, uint32_t inline_depth, cons
  *        "jager.dispatch/1" (the plugin's get_extension callback answers).
  * \return the plugin's table (lives until jager_shutdown()), or NULL when no loaded plugin
  *         offers \p id. [any-thread] \since 1.0
+ * \param id the versioned extension id (borrowed)
  */
 JAGER_API const void *jager_extension_get(const char *id);
 
@@ -579,13 +670,16 @@ static inline jager_site jager__site_once(jager_site *cache, const char *name, c
 #define JAGER__CAT2(a, b) a##b
 #define JAGER__CAT(a, b) JAGER__CAT2(a, b)
 /** \endcond */
+/** Open a span named \p name (a string literal) until the enclosing scope exits. */
 #define JAGER_SPAN(name)                                                                          \
     static jager_site JAGER__CAT(jager__site_, __LINE__);                                         \
     jager_span JAGER__CAT(jager__span_, __LINE__) __attribute__((cleanup(jager__span_cleanup))) = \
         __builtin_expect(__atomic_load_n(&jager_active, __ATOMIC_RELAXED), 1)                     \
             ? jager_span_begin(jager__site_once(&JAGER__CAT(jager__site_, __LINE__), (name), __FILE__, __LINE__)) \
             : jager__span_inert()
+/** jager_log() with severity \p sev and body \p msg, no attributes. */
 #define JAGER_LOG(sev, msg) jager_log((sev), (msg), NULL, 0)
+/** jager_mark(\p name). */
 #define JAGER_MARK(name) jager_mark(name)
 #endif
 

@@ -1,5 +1,6 @@
 /*
- * jager_plugin.h — the Jäger plugin ABI (versioned vtables) and the event record layout.
+ * jager_plugin.h — the Jäger plugin ABI (versioned vtables). The event record layout it
+ * emits and sinks receive is in jager_record.h, which this header includes.
  *
  * A plugin is a shared library `libjager-<name>.so` exporting one symbol,
  * JAGER_PLUGIN_ENTRY_SYMBOL, that returns a jager_plugin_descriptor. The core passes it a
@@ -9,13 +10,21 @@
  * a newer minor runs on an older core by checking host->struct_size before using a field.
  * A plugin built for another ABI major is refused with one diagnostic.
  *
- * Reading order: versions, records (the event layout shared by rings, sinks and files),
- * self-describing event types, sinks, the host API, the plugin descriptor and entry point.
+ * Reading order: ABI versions, sinks, host API, plugin descriptor and entry point.
+ *
+ * Ownership words used below: "copied" (the callee keeps its own copy; the caller's memory
+ * may go right after the call), "borrowed" (read during the call only), "lives until X"
+ * (the pointer stays valid until X).
  */
+/** \file
+ * See the comment above for this header's concern and reading order. */
 #ifndef JAGER_PLUGIN_H
 #define JAGER_PLUGIN_H
 
+#include <string.h>
+
 #include "jager.h"
+#include "jager_record.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,8 +36,8 @@ extern "C" {
  * versions only append fields. The core accepts any plugin whose abi_major equals
  * JAGER_PLUGIN_ABI_MAJOR, whatever its minor.
  */
-#define JAGER_PLUGIN_ABI_MAJOR 1
-#define JAGER_PLUGIN_ABI_MINOR 0
+#define JAGER_PLUGIN_ABI_MAJOR 1 /**< plugins of another major are refused */
+#define JAGER_PLUGIN_ABI_MINOR 0 /**< fields appended to the tables */
 
 /** Export macro for a plugin's entry symbol (the only symbol a plugin should export). */
 #if defined(__GNUC__)
@@ -36,156 +45,6 @@ extern "C" {
 #else
 #define JAGER_PLUGIN_EXPORT
 #endif
-
-/* ------------------------------------------------------------------------------------ */
-/** \name Records
- * Every event is a record: an 8-byte header and a payload, 8-byte aligned, size a multiple
- * of 8. The same bytes travel through the rings, reach sinks in batches and are stored in
- * `.jgr` event blocks. Multi-byte fields are little-endian (native on the supported hosts).
- */
-
-/** Record header. */
-typedef struct jager_record {
-    uint16_t type;  /**< a jager_core_event_type, or a plugin type id ≥ JAGER_EV_FIRST_PLUGIN */
-    uint16_t words; /**< total record size in 8-byte words, header included (≥ 1) */
-    uint32_t aux;   /**< per-type: site id, counter id, severity, … (see each type) */
-} jager_record;
-
-/** Largest record in bytes (words is 16 bits, and rings cap records at 1/8 of their size). */
-#define JAGER_RECORD_MAX_BYTES 65528u
-
-/** Core event type ids. Stable: never renumbered or reused. */
-typedef enum jager_core_event_type {
-    JAGER_EV_PAD = 0,        /**< ring padding; never reaches a sink */
-    JAGER_EV_SPAN = 1,       /**< jager_rec_span; aux = site */
-    JAGER_EV_LOG = 2,        /**< jager_rec_log; aux = severity (1..24) | JAGER_LOG_TRUNCATED */
-    JAGER_EV_COUNTER = 3,    /**< jager_rec_counter; aux = counter id */
-    JAGER_EV_MARK = 4,       /**< jager_rec_mark; aux = string id of the name */
-    JAGER_EV_DROP = 5,       /**< jager_rec_drop; aux = jager_drop_reason */
-    JAGER_EV_DIAG = 6,       /**< jager_rec_diag; aux = severity */
-    JAGER_EV_SPAN_ATTR = 7,  /**< jager_rec_span_attr; aux = site */
-    JAGER_EV_SPAN_ERROR = 8, /**< jager_rec_span_error; aux = site */
-    JAGER_EV_FIRST_PLUGIN = 256 /**< plugin types are numbered from here */
-} jager_core_event_type;
-
-/** A complete span (written at its end). 40 bytes. */
-typedef struct jager_rec_span {
-    jager_record h;     /**< type JAGER_EV_SPAN, aux = site */
-    uint64_t start_ns; /**< begin time (jager_now_ns base) */
-    uint64_t end_ns; /**< end time (jager_now_ns base) */
-    uint32_t span_id;   /**< per-thread id, 1-based */
-    uint32_t parent_id; /**< enclosing span's id on the same thread, 0 at top level */
-    uint64_t bytes;     /**< bytes allocated inside (jager_span_end_bytes), else 0 */
-} jager_rec_span;
-
-/**
- * Attribute list encoding (used by logs and span attributes), repeated nattrs times:
- * `u16 key_len, u16 kind (jager_attr_kind), u32 value_len, key bytes, value bytes, zero
- * padding to 8`. I64/F64/BOOL values are 8 bytes; STR values are UTF-8 bytes.
- */
-#define JAGER_LOG_TRUNCATED 0x100u /**< in jager_rec_log aux: body or attributes were cut */
-
-/** A log record: fixed part, then body (body_len bytes, padded to 8), then attributes. */
-typedef struct jager_rec_log {
-    jager_record h;       /**< type JAGER_EV_LOG, aux = severity | flags */
-    uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint32_t span_id;     /**< innermost open span on the thread, 0 if none */
-    uint32_t site;        /**< its site, 0 if none */
-    uint8_t trace_id[16]; /**< current trace context, zeros if none */
-    uint8_t ctx_span_id[8]; /**< span id of the current trace context, zeros if none */
-    uint32_t body_len; /**< body bytes (UTF-8, not NUL-terminated) */
-    uint32_t nattrs; /**< attributes that follow */
-} jager_rec_log;
-
-/** A counter sample. */
-typedef struct jager_rec_counter {
-    jager_record h; /**< type JAGER_EV_COUNTER, aux = counter id */
-    uint64_t time_ns; /**< event time (jager_now_ns base) */
-    double value;   /**< running total (monotonic) or level (gauge) */
-} jager_rec_counter;
-
-/** An instant mark. */
-typedef struct jager_rec_mark {
-    jager_record h; /**< type JAGER_EV_MARK, aux = string id */
-    uint64_t time_ns; /**< event time (jager_now_ns base) */
-} jager_rec_mark;
-
-/** Events lost on one thread since its previous drop report (written by the collector). */
-typedef struct jager_rec_drop {
-    jager_record h; /**< type JAGER_EV_DROP, aux = jager_drop_reason */
-    uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint64_t count; /**< events lost */
-} jager_rec_drop;
-
-/** A diagnostic from the core or a plugin; text follows (text_len bytes, padded to 8). */
-typedef struct jager_rec_diag {
-    jager_record h;  /**< type JAGER_EV_DIAG, aux = severity */
-    uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint32_t source; /**< string id of the plugin name, or of "core" */
-    uint32_t text_len; /**< text bytes that follow */
-} jager_rec_diag;
-
-/** Attributes of an open span; an attribute list follows. */
-typedef struct jager_rec_span_attr {
-    jager_record h; /**< type JAGER_EV_SPAN_ATTR, aux = site */
-    uint32_t span_id; /**< the span's per-thread id */
-    uint32_t nattrs; /**< attributes that follow */
-} jager_rec_span_attr;
-
-/** A span marked as failed; message follows (msg_len bytes, padded to 8). */
-typedef struct jager_rec_span_error {
-    jager_record h; /**< type JAGER_EV_SPAN_ERROR, aux = site */
-    uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint32_t span_id; /**< the span's per-thread id */
-    uint32_t msg_len; /**< message bytes that follow */
-} jager_rec_span_error;
-
-/**
- * A plugin record: header (aux free for the plugin, 0 by default), `u64 time_ns`, then
- * one 8-byte value per field of the registered type, in declaration order.
- */
-typedef struct jager_rec_plugin {
-    jager_record h; /**< record header */
-    uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint64_t fields[]; /**< reinterpret per jager_field_desc.kind */
-} jager_rec_plugin;
-
-/* ------------------------------------------------------------------------------------ */
-/** \name Self-describing event types */
-
-/** Field kinds of plugin event types. Stable values; stored as uint16_t in files. */
-typedef enum jager_field_kind {
-    JAGER_FIELD_U64 = 1,
-    JAGER_FIELD_I64 = 2,
-    JAGER_FIELD_F64 = 3,
-    JAGER_FIELD_STRING = 4,   /**< a string id (see intern); readers show the text */
-    JAGER_FIELD_STACK = 5,    /**< a jager_stack_id */
-    JAGER_FIELD_TIME_NS = 6,  /**< a timestamp on the jager_now_ns() base */
-    JAGER_FIELD_DURATION_NS = 7,
-    JAGER_FIELD_BYTES = 8,    /**< a byte count */
-    JAGER_FIELD_SITE = 9,     /**< a jager_site */
-    JAGER_FIELD_BOOL = 10
-} jager_field_kind;
-
-/** One field of an event type. */
-typedef struct jager_field_desc {
-    const char *name; /**< snake_case, unique within the type */
-    uint32_t kind;    /**< a jager_field_kind */
-    uint32_t reserved; /**< 0; reserved for future use */
-} jager_field_desc;
-
-/** A registered event type, as the host and readers describe it. */
-typedef struct jager_type_desc {
-    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
-    uint16_t id;        /**< the record type */
-    uint16_t builtin;   /**< 1 for core types (fixed layouts above), 0 for plugin types */
-    const char *name;   /**< "<plugin>.<event>", e.g. "gc.pause"; core types "span", "log", … */
-    uint32_t nfields; /**< number of fields */
-    const jager_field_desc *fields; /**< field descriptions, nfields entries */
-} jager_type_desc;
-
-/** Maximum fields in one plugin event type. */
-#define JAGER_MAX_FIELDS 32
 
 /* ------------------------------------------------------------------------------------ */
 /** \name Sinks
@@ -221,6 +80,7 @@ typedef struct jager_sink {
  *        jager_shutdown() closes and forgets every sink.
  * \return JAGER_OK; JAGER_E_INVALID (NULL, no write callback, struct_size too small);
  *         JAGER_E_FULL (more than 16 sinks). [any-thread] \since 1.0
+ * \param sink the sink (copied); its ctx is borrowed and must live until the sink's close callback returns
  */
 JAGER_API jager_status jager_sink_add(const jager_sink *sink);
 
@@ -230,8 +90,11 @@ JAGER_API jager_status jager_sink_add(const jager_sink *sink);
 /** Opaque handle naming one loaded plugin to the host. */
 typedef struct jager_plugin_handle jager_plugin_handle;
 
-/** Diagnostic levels for host->log (OpenTelemetry severities). */
-enum jager_diag_level { JAGER_DIAG_DEBUG = 5, JAGER_DIAG_INFO = 9, JAGER_DIAG_WARN = 13, JAGER_DIAG_ERROR = 17 };
+/** \deprecated The 1.0 names of host->log levels: the jager_severity numbers JAGER_SEV_*. */
+#define JAGER_DIAG_DEBUG JAGER_SEV_DEBUG
+#define JAGER_DIAG_INFO JAGER_SEV_INFO   /**< \deprecated JAGER_SEV_INFO */
+#define JAGER_DIAG_WARN JAGER_SEV_WARN   /**< \deprecated JAGER_SEV_WARN */
+#define JAGER_DIAG_ERROR JAGER_SEV_ERROR /**< \deprecated JAGER_SEV_ERROR */
 
 /**
  * The core's services for plugins. Passed to init; valid until the plugin's shutdown
@@ -242,44 +105,50 @@ typedef struct jager_host_api {
     uint16_t abi_major; /**< JAGER_PLUGIN_ABI_MAJOR of the host */
     uint16_t abi_minor; /**< JAGER_PLUGIN_ABI_MINOR of the host */
     /* ---- 1.0 ---- */
-    /** Register an event type named "<plugin>.<event>"; same name and fields again returns
-     *  the same id, same name with other fields is JAGER_E_INVALID. [any-thread] (lock) */
+    /** Register an event type named "<plugin>.<event>" (name and fields copied); same name
+     *  and fields again returns the same id, same name with other fields is
+     *  JAGER_E_INVALID; type_out (borrowed) receives the id. [any-thread] (lock) */
     jager_status (*register_type)(jager_plugin_handle *self, const char *name,
                                   const jager_field_desc *fields, uint32_t nfields, uint16_t *type_out);
-    /** Record an event of a registered type on the calling thread's ring. time_ns 0 means
-     *  now. Drops and counts when full. [any-thread][hot-path] */
+    /** Record an event of a registered type on the calling thread's ring (fields copied,
+     *  nfields values). time_ns 0 means now. Drops and counts when full. [any-thread][hot-path] */
     void (*emit)(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
     /** jager_now_ns(). [any-thread][hot-path] */
     uint64_t (*now_ns)(void);
-    /** Intern a UTF-8 string, returning a stable id (0 on error). [any-thread] (lock) */
+    /** Intern a UTF-8 string (copied), returning a stable id (0 on error). [any-thread] (lock) */
     uint32_t (*intern)(const char *s);
     /** The text of a string id, or NULL. Lives until jager_shutdown(). [any-thread] */
     const char *(*string)(uint32_t id);
-    /** A configuration value for this plugin: key "depth" of plugin "gc" reads
-     *  JAGER_GC_DEPTH from the environment. NULL if unset. [any-thread] */
+    /** A configuration value for this plugin: key (borrowed) "depth" of plugin "gc" reads
+     *  JAGER_GC_DEPTH from the environment. NULL if unset; the value is the environment's
+     *  and lives until the variable changes. [any-thread] */
     const char *(*config)(jager_plugin_handle *self, const char *key);
-    /** A diagnostic: to stderr (unless quiet) and into the recording as JAGER_EV_DIAG. [any-thread] */
-    void (*log)(jager_plugin_handle *self, int level, const char *message);
-    /** Add a sink; the struct is copied. [init-only: from init or start] */
+    /** A diagnostic of jager_severity \p level (message copied): to stderr (unless quiet)
+     *  and into the recording as JAGER_EV_DIAG. [any-thread] */
+    void (*log)(jager_plugin_handle *self, jager_severity level, const char *message);
+    /** Add a sink; the struct is copied, its ctx borrowed until the sink's close returns. [init-only: from init or start] */
     jager_status (*register_sink)(jager_plugin_handle *self, const jager_sink *sink);
-    /** jager_stack_intern(). [any-thread] (lock; not from signal handlers or GC callbacks) */
+    /** jager_stack_intern() (ips copied). [any-thread] (lock; not from signal handlers or GC callbacks) */
     jager_stack_id (*stack_intern)(const uint64_t *ips, uint32_t n);
-    /** Describe a type id, or NULL. [any-thread] */
+    /** Describe a type id, or NULL; the description lives until jager_shutdown(). [any-thread] */
     const jager_type_desc *(*type_info)(uint16_t type);
-    /** Describe a site. [any-thread] */
+    /** Describe a site: name, file (live until exit: sites outlive runs) and line; outputs
+     *  (borrowed) may be NULL. [any-thread] */
     jager_status (*site_info)(jager_site site, const char **name, const char **file, uint32_t *line);
-    /** Describe a thread index: OS thread id and name (may be ""). [any-thread] */
+    /** Describe a thread index: OS thread id and name (may be ""; lives until exit);
+     *  outputs (borrowed) may be NULL. [any-thread] */
     jager_status (*thread_info)(uint32_t thread, uint64_t *os_tid, const char **name);
-    /** jager_metadata_set(). [any-thread] */
+    /** jager_metadata_set() (key and value copied). [any-thread] */
     jager_status (*metadata_set)(const char *key, const char *value);
-    /** A run metadata value or NULL (host.name, process.pid, …). [any-thread] */
+    /** A run metadata value or NULL (host.name, process.pid, …); key borrowed, the value
+     *  lives until jager_shutdown(). [any-thread] */
     const char *(*metadata_get)(const char *key);
-    /** Describe a counter id. [any-thread] */
+    /** Describe a counter id: name and unit live until exit; outputs (borrowed) may be NULL. [any-thread] */
     jager_status (*counter_info)(jager_counter counter, const char **name, const char **unit, uint32_t *kind);
-    /** Stack addresses of an interned stack (innermost first). [any-thread] */
+    /** Stack addresses of an interned stack (innermost first; they live until exit). [any-thread] */
     jager_status (*stack_get)(jager_stack_id id, const uint64_t **ips, uint32_t *n);
-    /** Sites currently open on the calling thread, innermost first; returns the count
-     *  written (≤ cap). [any-thread][hot-path] */
+    /** Sites currently open on the calling thread, innermost first, into out (borrowed,
+     *  cap entries); returns the count written (≤ cap). [any-thread][hot-path] */
     uint32_t (*open_sites)(jager_site *out, uint32_t cap);
     void *reserved[8]; /**< NULL; future minors put functions here */
 } jager_host_api;
@@ -287,13 +156,24 @@ typedef struct jager_host_api {
 /* ------------------------------------------------------------------------------------ */
 /** \name Plugin descriptor and entry point */
 
-/** A typed option a plugin understands (self-description for `jager plugins`). */
+/**
+ * A typed option a plugin understands (self-description for `jager plugins`). It grows
+ * like the other tables, fields appended only, but it comes in an array, whose stride a
+ * host must know before reading the first element: so the descriptor carries it
+ * (jager_plugin_descriptor.option_size), and hosts read options through
+ * jager_plugin_option(), which copies the fields the plugin's size covers and zeroes the
+ * rest. Declare the array with JAGER_PLUGIN_OPTIONS().
+ */
 typedef struct jager_option_desc {
+    /* ---- 1.0 ---- */
     const char *key;           /**< "depth": read as JAGER_<PLUGIN>_DEPTH */
     const char *type;          /**< "int", "bool", "string", "bytes", "duration" */
     const char *default_value; /**< default as text */
     const char *help; /**< one line of help */
 } jager_option_desc;
+
+/** The size of a 1.0 jager_option_desc (four pointers): what option_size 0 stands for. */
+#define JAGER_OPTION_DESC_SIZE_1_0 (4 * sizeof(const char *))
 
 /**
  * What a plugin's entry symbol returns. Static storage owned by the plugin. Callbacks may
@@ -321,9 +201,38 @@ typedef struct jager_plugin_descriptor {
     const void *(*get_extension)(void *state, const char *id);
     const jager_option_desc *options; /**< typed options the plugin reads (may be NULL) */
     uint32_t noptions; /**< entries in options */
-    uint32_t reserved0; /**< 0 */
+    /** sizeof(jager_option_desc) the plugin was built with (JAGER_PLUGIN_OPTIONS sets it);
+     *  0, as plugins built before it was named set it, reads as JAGER_OPTION_DESC_SIZE_1_0. \since 1.0 (was reserved0) */
+    uint32_t option_size;
     void *reserved[8];       /**< NULL */
 } jager_plugin_descriptor;
+
+/** Fill a descriptor's options, noptions and option_size from a static array: `JAGER_PLUGIN_OPTIONS(my_options),` in its initializer. */
+#define JAGER_PLUGIN_OPTIONS(array) \
+    .options = (array), .noptions = (uint32_t)(sizeof(array) / sizeof((array)[0])), .option_size = (uint32_t)sizeof((array)[0])
+
+/**
+ * \brief Read option \p i of a plugin's descriptor with the plugin's own element size.
+ * \param d     the descriptor (borrowed); its struct_size must cover option_size or be the
+ *              1.0 size (then the options are read with the 1.0 layout).
+ * \param i     index below d->noptions.
+ * \param out   receives the option: the fields the plugin's size covers are copied, later
+ *              ones are zeroed. Its strings are borrowed from the plugin and live until it
+ *              is unloaded.
+ * \return 1 with \p out filled; 0 when \p i is out of range, the descriptor has no
+ *         options or its option_size is smaller than the 1.0 layout. [any-thread] \since 1.0
+ */
+static inline int jager_plugin_option(const jager_plugin_descriptor *d, uint32_t i, jager_option_desc *out)
+{
+    size_t stride, n;
+    if (!d || !out || !d->options || i >= d->noptions) return 0;
+    stride = d->option_size ? d->option_size : JAGER_OPTION_DESC_SIZE_1_0;
+    if (stride < JAGER_OPTION_DESC_SIZE_1_0) return 0;
+    n = stride < sizeof *out ? stride : sizeof *out;
+    memset(out, 0, sizeof *out);
+    memcpy(out, (const unsigned char *)d->options + (size_t)i * stride, n);
+    return 1;
+}
 
 /** The entry symbol's name. */
 #define JAGER_PLUGIN_ENTRY_SYMBOL "jager_plugin_entry"

@@ -21,25 +21,28 @@
  * A reader is not thread-safe: use one per thread. All strings and pointers it returns
  * live until jager_reader_close() unless stated otherwise.
  */
+/** \file
+ * See the comment above for this header's concern and reading order. */
 #ifndef JAGER_READER_H
 #define JAGER_READER_H
 
-#include "jager_plugin.h"
+#include "jager_record.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /** File format version written by this library. Readers accept the same major, any minor. */
-#define JAGER_FORMAT_MAJOR 1
-#define JAGER_FORMAT_MINOR 0
+#define JAGER_FORMAT_MAJOR 1 /**< files of another major are refused */
+#define JAGER_FORMAT_MINOR 0 /**< appended fields and blocks, which older readers skip */
 
 /** Opaque reader. */
 typedef struct jager_reader jager_reader;
 
 /**
  * \brief Open a recording and read its preamble and first metadata block.
- * \param path file path; \param out receives the reader (NULL on failure).
+ * \param path file path (borrowed)
+ * \param out receives the reader (NULL on failure)
  * \return JAGER_OK; JAGER_E_IO (cannot open); JAGER_E_FORMAT (not a .jgr file, or a
  *         format major this library does not read); jager_last_error() says which.
  * \since 1.0
@@ -49,18 +52,28 @@ JAGER_API jager_status jager_reader_open(const char *path, jager_reader **out);
 /**
  * \brief Open a recording held in memory. \p data is borrowed and must outlive the reader.
  * \return as jager_reader_open(). \since 1.0
+ * \param data the recording (borrowed: it must outlive the reader)
+ * \param size bytes at \p data
+ * \param out receives the reader (NULL on failure)
  */
 JAGER_API jager_status jager_reader_open_memory(const void *data, size_t size, jager_reader **out);
 
-/** \brief Close a reader and free everything it returned. NULL is allowed. \since 1.0 */
+/**
+ * \brief Close a reader and free everything it returned. NULL is allowed. \since 1.0
+ * \param r the reader, or NULL; it and everything it returned are freed
+ */
 JAGER_API void jager_reader_close(jager_reader *r);
 
-/** \brief The reader's last error message ("" if none), e.g. "frame 12 at byte 40960: checksum mismatch". \since 1.0 */
+/**
+ * \brief The reader's last error message ("" if none), e.g. "frame 12 at byte 40960: checksum mismatch". \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \return the message, owned by the reader; lives until the next call on \p r or jager_reader_close().
+ */
 JAGER_API const char *jager_reader_error(const jager_reader *r);
 
 /** One event as returned by jager_reader_next(). */
 typedef struct jager_event {
-    const jager_record *rec; /**< the record (layouts in jager_plugin.h); valid until the next call */
+    const jager_record *rec; /**< the record (layouts in jager_record.h); valid until the next call */
     uint32_t thread;         /**< thread index (see jager_reader_thread) */
     uint16_t type;           /**< rec->type */
     uint16_t reserved; /**< 0; reserved for future use */
@@ -75,6 +88,8 @@ typedef struct jager_event {
  * \return 1 with \p ev filled; 0 at the clean end; a negative jager_status on error:
  *         JAGER_E_TRUNCATED (file ends inside a frame: all whole frames were returned),
  *         JAGER_E_CHECKSUM, JAGER_E_FORMAT. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param ev receives the event (borrowed); ev->rec lives until the next call
  */
 JAGER_API int jager_reader_next(jager_reader *r, jager_event *ev);
 
@@ -82,10 +97,15 @@ JAGER_API int jager_reader_next(jager_reader *r, jager_event *ev);
  * \brief Read the whole file once, absorbing every table block (stacks and symbols are
  *        written late), then rewind to the first event.
  * \return JAGER_OK, or the error that stopped the pass (tables read up to there are kept). \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
  */
 JAGER_API jager_status jager_reader_load_tables(jager_reader *r);
 
-/** \brief Go back to the first event; tables already read are kept. \since 1.0 */
+/**
+ * \brief Go back to the first event; tables already read are kept. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \return JAGER_OK, or the error that ends the file (the reader's terminal state).
+ */
 JAGER_API jager_status jager_reader_rewind(jager_reader *r);
 
 /** What the reader learned about the file as a whole. */
@@ -105,43 +125,120 @@ typedef struct jager_reader_info {
     uint64_t end_ns;          /**< jager_now_ns() at shutdown, 0 if unknown */
 } jager_reader_info;
 
-/** \brief Fill \p out (set out->struct_size first). \since 1.0 */
+/**
+ * \brief Fill \p out (set out->struct_size first). \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param out the caller's struct (borrowed) with struct_size set
+ * \return JAGER_OK, or JAGER_E_INVALID for NULL or a struct_size smaller than 1.0's.
+ */
 JAGER_API jager_status jager_reader_get_info(const jager_reader *r, jager_reader_info *out);
 
-/** \brief Metadata value by key (e.g. "host.name", "process.command_line", "git.commit"), or NULL. \since 1.0 */
+/**
+ * \brief Metadata value by key (e.g. "host.name", "process.command_line", "git.commit"), or NULL. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param key the key (borrowed)
+ * \return the value (lives until jager_reader_close()), or NULL.
+ */
 JAGER_API const char *jager_reader_meta(const jager_reader *r, const char *key);
-/** \brief Number of metadata entries. \since 1.0 */
+/**
+ * \brief Number of metadata entries. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \return the number of entries.
+ */
 JAGER_API size_t jager_reader_meta_count(const jager_reader *r);
-/** \brief The i-th metadata entry (insertion order). \since 1.0 */
+/**
+ * \brief The i-th metadata entry (insertion order). \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param i index below jager_reader_meta_count()
+ * \param key receives the key (lives until jager_reader_close())
+ * \param value receives the value (lives until jager_reader_close())
+ * \return JAGER_OK, or JAGER_E_NOTFOUND when \p i is out of range.
+ */
 JAGER_API jager_status jager_reader_meta_at(const jager_reader *r, size_t i, const char **key, const char **value);
 
-/** \brief Text of string id \p id, or NULL if unknown. \since 1.0 */
+/**
+ * \brief Text of string id \p id, or NULL if unknown. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param id a string id from a record or table
+ * \return the text (lives until jager_reader_close()), or NULL.
+ */
 JAGER_API const char *jager_reader_string(const jager_reader *r, uint32_t id);
 
-/** \brief Largest site id seen so far (sites are dense from 1). \since 1.0 */
+/**
+ * \brief Largest site id seen so far (sites are dense from 1). \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \return the largest site id seen so far.
+ */
 JAGER_API uint32_t jager_reader_site_count(const jager_reader *r);
-/** \brief Describe a site; outputs may be NULL. \return JAGER_OK or JAGER_E_NOTFOUND. \since 1.0 */
+/**
+ * \brief Describe a site; outputs may be NULL. \return JAGER_OK or JAGER_E_NOTFOUND. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param site the site id
+ * \param name receives the name (lives until jager_reader_close()); may be NULL
+ * \param file receives the file (lives until jager_reader_close()); may be NULL
+ * \param line receives the line; may be NULL
+ */
 JAGER_API jager_status jager_reader_site(const jager_reader *r, jager_site site, const char **name,
                                          const char **file, uint32_t *line);
 
-/** \brief Describe an event type (core or plugin), or NULL if unknown. \since 1.0 */
+/**
+ * \brief Describe an event type (core or plugin), or NULL if unknown. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param type a record type id
+ * \return the description (lives until jager_reader_close()), or NULL.
+ */
 JAGER_API const jager_type_desc *jager_reader_type(const jager_reader *r, uint16_t type);
-/** \brief Type id by name ("gc.pause"), or 0 if absent. \since 1.0 */
+/**
+ * \brief Type id by name ("gc.pause"), or 0 if absent. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param name the type's name (borrowed)
+ * \return the type id, or 0.
+ */
 JAGER_API uint16_t jager_reader_type_by_name(const jager_reader *r, const char *name);
 
-/** \brief Largest thread index seen so far. \since 1.0 */
+/**
+ * \brief Largest thread index seen so far. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \return the largest thread index seen so far.
+ */
 JAGER_API uint32_t jager_reader_thread_count(const jager_reader *r);
-/** \brief Describe a thread index: OS thread id and name (may be ""). \since 1.0 */
+/**
+ * \brief Describe a thread index: OS thread id and name (may be ""). \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param thread a thread index
+ * \param os_tid receives the OS thread id; may be NULL
+ * \param name receives the name (lives until jager_reader_close()); may be NULL
+ * \return JAGER_OK or JAGER_E_NOTFOUND.
+ */
 JAGER_API jager_status jager_reader_thread(const jager_reader *r, uint32_t thread, uint64_t *os_tid,
                                            const char **name);
 
-/** \brief Largest counter id seen so far. \since 1.0 */
+/**
+ * \brief Largest counter id seen so far. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \return the largest counter id seen so far.
+ */
 JAGER_API uint32_t jager_reader_counter_count(const jager_reader *r);
-/** \brief Describe a counter. \since 1.0 */
+/**
+ * \brief Describe a counter. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param counter a counter id
+ * \param name receives the name (lives until jager_reader_close()); may be NULL
+ * \param unit receives the unit (lives until jager_reader_close()); may be NULL
+ * \param kind receives the jager_counter_kind; may be NULL
+ * \return JAGER_OK or JAGER_E_NOTFOUND.
+ */
 JAGER_API jager_status jager_reader_counter(const jager_reader *r, jager_counter counter, const char **name,
                                             const char **unit, uint32_t *kind);
 
-/** \brief The addresses of a stack (innermost first). \since 1.0 */
+/**
+ * \brief The addresses of a stack (innermost first). \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param id a stack id
+ * \param ips receives the addresses (live until jager_reader_close())
+ * \param n receives their number
+ * \return JAGER_OK or JAGER_E_NOTFOUND.
+ */
 JAGER_API jager_status jager_reader_stack(const jager_reader *r, jager_stack_id id, const uint64_t **ips,
                                           uint32_t *n);
 
@@ -157,6 +254,10 @@ typedef struct jager_frame {
  * \brief The frames for return address \p ip: outermost first (inline_depth 0), then the
  *        frames inlined into it.
  * \return the number of frames written (≤ cap); 0 when the address was never symbolized. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param ip a return address
+ * \param out receives the frames (borrowed); their strings live until jager_reader_close()
+ * \param cap room at \p out
  */
 JAGER_API uint32_t jager_reader_symbolize(const jager_reader *r, uint64_t ip, jager_frame *out, uint32_t cap);
 
@@ -164,10 +265,17 @@ JAGER_API uint32_t jager_reader_symbolize(const jager_reader *r, uint64_t ip, ja
  * \brief Exact aggregates of \p site from the last statistics block (written at every
  *        flush and at shutdown).
  * \return JAGER_OK; JAGER_E_NOTFOUND when no statistics block covered the site. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param site the site
+ * \param out the caller's struct (borrowed) with struct_size set
  */
 JAGER_API jager_status jager_reader_site_stats(const jager_reader *r, jager_site site, jager_site_stat *out);
 
-/** \brief Core counters from the last statistics block. \return JAGER_OK or JAGER_E_NOTFOUND. \since 1.0 */
+/**
+ * \brief Core counters from the last statistics block. \return JAGER_OK or JAGER_E_NOTFOUND. \since 1.0
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param out the caller's struct (borrowed) with struct_size set
+ */
 JAGER_API jager_status jager_reader_stats(const jager_reader *r, jager_stat *out);
 
 /** One decoded attribute of a log or span-attribute record. */
@@ -183,14 +291,21 @@ typedef struct jager_attr_view {
 
 /**
  * \brief Decode the next attribute of an attribute list, bounds-checked.
- * \param cursor in/out position; \param end one past the record's end.
+ * \param cursor in/out position in an attribute list (borrowed from the record)
+ * \param end one past the record's end
  * \return 1 with \p out filled, 0 at \p end, JAGER_E_FORMAT on a malformed list. [any-thread] \since 1.0
+ * \param out receives the attribute; its key and str point into the record (borrowed from it)
  */
 JAGER_API int jager_attr_next(const uint8_t **cursor, const uint8_t *end, jager_attr_view *out);
 
 /**
  * \brief The body of a log record and the start of its attribute list, bounds-checked.
  * \return JAGER_OK or JAGER_E_FORMAT. [any-thread] \since 1.0
+ * \param rec the log record (borrowed), whole as jager_reader_next() returns it
+ * \param body receives the body, pointing into \p rec
+ * \param body_len receives its bytes
+ * \param attrs receives the start of the attribute list, in \p rec
+ * \param attrs_end receives its end
  */
 JAGER_API jager_status jager_log_body(const jager_rec_log *rec, const char **body, uint32_t *body_len,
                                       const uint8_t **attrs, const uint8_t **attrs_end);

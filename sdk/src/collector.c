@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "containers.h"
 #include "internal.h"
 
 #define MAX_SINKS 16
@@ -68,7 +69,7 @@ static void open_pending(void)
             char msg[160];
             snprintf(msg, sizeof msg, "sink '%s' failed to open; its events are counted as dropped",
                      sinks[i].s.name ? sinks[i].s.name : "?");
-            jg_diag("core", JAGER_DIAG_WARN, msg);
+            jg_diag("core", JAGER_SEV_WARN, msg);
             sinks[i].opened = -1;
         }
     }
@@ -76,13 +77,9 @@ static void open_pending(void)
 
 static int ensure(size_t need)
 {
-    if (need <= buf_cap) return 0;
-    size_t c = buf_cap ? buf_cap : 65536;
-    while (c < need) c *= 2;
-    uint8_t *p = realloc(buf, c);
+    uint8_t *p = jg_grow(buf, &buf_cap, need, 1, 65536);
     if (!p) return -1;
     buf = p;
-    buf_cap = c;
     return 0;
 }
 
@@ -127,7 +124,7 @@ static void write_batch(uint32_t thread_index, size_t len, uint64_t events)
                 snprintf(msg, sizeof msg, "sink '%s' failed to write; its lost events are counted as dropped",
                          sinks[i].s.name ? sinks[i].s.name : "?");
                 pthread_mutex_unlock(&sink_lock);
-                jg_diag("core", JAGER_DIAG_WARN, msg);
+                jg_diag("core", JAGER_SEV_WARN, msg);
                 pthread_mutex_lock(&sink_lock);
             }
         }

@@ -115,6 +115,8 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+static void jg_config_free(void);
+
 jager_status jg_config_copy(const jager_config *src)
 {
     jager_config c;
@@ -144,7 +146,7 @@ jager_status jg_config_copy(const jager_config *src)
     return JAGER_OK;
 }
 
-void jg_config_free(void)
+static void jg_config_free(void)
 {
     free((char *)jg_cfg.c.output);
     free((char *)jg_cfg.c.plugins);

@@ -10,7 +10,8 @@
 #define ATTR_STR_MAX 1024u
 #define PAD8(n) (((n) + 7u) & ~(size_t)7u)
 
-void *jg_record_reserve(uint32_t bytes, jg_tls **t_out)
+/* Reserve a record on the calling thread's ring, counting emitted/dropped. */
+static void *jg_record_reserve(uint32_t bytes, jg_tls **t_out)
 {
     *t_out = NULL;
     if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return NULL;
@@ -25,7 +26,7 @@ void *jg_record_reserve(uint32_t bytes, jg_tls **t_out)
     return p;
 }
 
-void jg_record_commit(jg_tls *t, uint32_t bytes) { jg_ring_commit(t->ring, bytes); }
+static void jg_record_commit(jg_tls *t, uint32_t bytes) { jg_ring_commit(t->ring, bytes); }
 
 static size_t attr_str_len(const jager_attr *a, size_t max_str)
 {
@@ -33,7 +34,8 @@ static size_t attr_str_len(const jager_attr *a, size_t max_str)
     return n > max_str ? max_str : n;
 }
 
-size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t nattrs, size_t max_str)
+/* Encode an attribute list at dst (NULL: only measure); returns the bytes. */
+static size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t nattrs, size_t max_str)
 {
     size_t off = 0;
     for (size_t i = 0; i < nattrs; i++) {
@@ -70,7 +72,7 @@ size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t nattrs, siz
     return off;
 }
 
-void jager_log(int severity, const char *body, const jager_attr *attrs, size_t nattrs)
+void jager_log(jager_severity severity, const char *body, const jager_attr *attrs, size_t nattrs)
 {
     if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
     if (!attrs) nattrs = 0;
@@ -232,7 +234,7 @@ void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uin
     jg_record_commit(t, total);
 }
 
-void jg_diag(const char *source, int level, const char *msg)
+void jg_diag(const char *source, jager_severity level, const char *msg)
 {
     if (!source) source = "core";
     if (!msg) msg = "";

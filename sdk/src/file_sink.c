@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "containers.h"
 #include "file_sink_priv.h"
 
 /* ---------------------------------------------------------------------------------- */
@@ -77,14 +78,9 @@ int jg_fs_emit_frame(file_sink *fs, const uint8_t *content, size_t len)
     if (fs->failed) return -1;
     fs->prefs.frameInfo.contentSize = len;
     size_t bound = LZ4F_compressFrameBound(len, &fs->prefs);
-    if (bound > fs->out_cap) {
-        size_t cap = fs->out_cap ? fs->out_cap : 64 * 1024;
-        while (cap < bound) cap *= 2;
-        uint8_t *o = realloc(fs->out, cap);
-        if (!o) return -1; /* out of memory: retried with the next batch, not sticky */
-        fs->out = o;
-        fs->out_cap = cap;
-    }
+    uint8_t *o = jg_grow(fs->out, &fs->out_cap, bound, 1, 64 * 1024);
+    if (!o) return -1; /* out of memory: retried with the next batch, not sticky */
+    fs->out = o;
     size_t n = LZ4F_compressFrame_usingCDict(fs->cctx, fs->out, fs->out_cap, content, len, NULL, &fs->prefs);
     if (LZ4F_isError(n)) {
         if (!jg_cfg.c.quiet)
@@ -174,15 +170,11 @@ static fs_pending *pending_for(file_sink *fs, uint32_t thread)
 
 static int pending_append(file_sink *fs, fs_pending *p, const uint8_t *src, size_t n)
 {
-    if (p->len + n > p->cap) {
-        size_t cap = p->cap ? p->cap : 64 * 1024; /* 0 after emit_pending gave it back */
-        while (cap < p->len + n) cap *= 2;
-        uint8_t *b = realloc(p->buf, cap);
-        if (!b) return -1;
-        fs->pending_cap += cap - p->cap;
-        p->buf = b;
-        p->cap = cap;
-    }
+    size_t was = p->cap; /* 0 after emit_pending gave it back */
+    uint8_t *b = jg_grow(p->buf, &p->cap, p->len + n, 1, 64 * 1024);
+    if (!b) return -1;
+    fs->pending_cap += p->cap - was;
+    p->buf = b;
     memcpy(p->buf + p->len, src, n);
     p->len += n;
     return 0;

@@ -13,6 +13,7 @@
 
 #include "file_format.h"
 #include "internal.h"
+#include "jager_reader.h" /* JAGER_FORMAT_*: the version the writer writes and the reader reads */
 
 /** Pending events older than this are written even if their block is not full. */
 #define JG_FILE_MAX_DELAY_NS 1000000000ull

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "file_sink_priv.h"
 
 /* ---------------------------------------------------------------------------------- */
@@ -15,16 +16,12 @@
 static void blk_reserve(file_sink *fs, size_t n)
 {
     if (fs->blk_oom) return;
-    if (fs->blk_len + n <= fs->blk_cap) return;
-    size_t cap = fs->blk_cap ? fs->blk_cap : 64 * 1024;
-    while (cap < fs->blk_len + n) cap *= 2;
-    uint8_t *b = realloc(fs->blk, cap);
+    uint8_t *b = jg_grow(fs->blk, &fs->blk_cap, fs->blk_len + n, 1, 64 * 1024);
     if (!b) {
         fs->blk_oom = 1;
         return;
     }
     fs->blk = b;
-    fs->blk_cap = cap;
 }
 
 void jg_fs_put_bytes(file_sink *fs, const void *p, size_t n)

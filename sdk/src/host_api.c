@@ -49,7 +49,7 @@ static const char *host_config(jager_plugin_handle *self, const char *key)
     return getenv(var);
 }
 
-static void host_log(jager_plugin_handle *self, int level, const char *message)
+static void host_log(jager_plugin_handle *self, jager_severity level, const char *message)
 {
     if (level < JAGER_SEV_TRACE) level = JAGER_SEV_TRACE;
     if (level > 24) level = 24;

@@ -1,24 +1,34 @@
 /*
- * internal.h — what the core's modules offer each other. Never installed.
+ * internal.h — what the recorder's modules offer each other. Never installed.
+ *
+ * sdk/src is the recorder; sdk/src/reader/ is the `.jgr` reader, which includes only
+ * file_format.h, status.h and containers.h from here (docs/internals.md draws the layers).
  *
  * Modules (one concern each):
  *   clock.c      TSC calibration, jager_now_ns
  *   config.c     defaults, JAGER_* environment, jager_config copy
- *   status.c     jager_strerror, last error
+ *   status.c     jager_strerror, last error, jg_error (status.h)
  *   table.c      append-only chunked tables (stable pointers, lock-free reads)
+ *   containers.c the growable array (jg_grow, jg_vec) and the open-addressing hash → id
+ *                map (jg_idmap) every table of the core and the reader uses (containers.h)
  *   registry.c   strings, sites, counters, event types, threads, run metadata
  *   stacks.c     stack table, symbols (dladdr + binding-provided frames)
- *   ring.c       per-thread rings: reserve/commit (producer), drain (collector)
- *   thread.c     the calling thread's state (initial-exec TLS), ring creation, exit hook
+ *   ring.c       per-thread rings: creation, eviction, the collector's drain; the whole
+ *                producer/consumer protocol and the inline reserve/commit are in ring.h
+ *   thread.c     the calling thread's state (initial-exec TLS), ring life, site-aggregate
+ *                directories, exit hook
  *   span.c       sites' filter, spans, per-thread site aggregates, sampling
  *   events.c     logs, counters, marks, span attributes/errors, generic plugin emit
  *   context.c    W3C trace context
  *   collector.c  the collector thread, sinks, flush
  *   lifecycle.c  jager_init / jager_shutdown / metadata collection / self-cost
- *   file_sink.c  the .jgr writer (a jager_sink)
- *   reader.c     the .jgr reader (jager_reader.h)
+ *   file_sink.c  the .jgr writer (a jager_sink); file_tables.c its table blocks,
+ *                file_sink_priv.h what they share, file_format.h the bytes (with the reader)
  *   loader.c     plugin discovery, dlopen, descriptor checks
  *   host_api.c   the jager_host_api table given to plugins
+ *   reader/      the .jgr reader (jager_reader.h): reader.c frames and iteration,
+ *                reader_input.c input and errors, reader_absorb.c table blocks,
+ *                reader_tables.c lookups, reader_attrs.c attribute lists
  */
 #ifndef JAGER_INTERNAL_H
 #define JAGER_INTERNAL_H
@@ -31,15 +41,14 @@
 
 #include "jager.h"
 #include "jager_plugin.h"
-#include "jager_reader.h"
 
-#define JG_HIDDEN __attribute__((visibility("hidden")))
+#include "ring.h"
+#include "status.h"
+
 #define JG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define JG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* ---- status.c ---- */
-/** Set the calling thread's last error message (printf-style) and return \p status. */
-JG_HIDDEN jager_status jg_error(jager_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- status.c: jg_error, in status.h (the reader uses it too) ---- */
 
 /* ---- clock.c ---- */
 typedef struct jg_clock {
@@ -62,7 +71,6 @@ typedef struct jg_config {
 } jg_config;
 extern jg_config jg_cfg JG_HIDDEN;
 JG_HIDDEN jager_status jg_config_copy(const jager_config *src);
-JG_HIDDEN void jg_config_free(void);
 
 /* ---- table.c: append-only chunked arrays ----
  * Entries never move, so a pointer to one stays valid; count is published with release,
@@ -84,14 +92,12 @@ static inline void *jg_table_get(jg_table *t, uint32_t index) /* NULL if index >
 JG_HIDDEN void *jg_table_append(jg_table *t, uint32_t *index_out); /* zeroed entry; NULL on OOM/full; caller publishes with jg_table_publish */
 JG_HIDDEN void jg_table_publish(jg_table *t, uint32_t new_count);
 JG_HIDDEN uint32_t jg_table_count(jg_table *t);
-JG_HIDDEN void jg_table_free(jg_table *t);
 
 /* ---- registry.c ----
  * Ids are dense. String ids start at 1 (0 = none); site, counter ids start at 1; type ids
  * are record types; thread indexes start at 1. Counts returned are "largest id + 1" for
  * 1-based tables, so `for (id = 1; id < count; id++)` visits all. */
 JG_HIDDEN uint32_t jg_intern(const char *s);           /* 0 on error */
-JG_HIDDEN uint32_t jg_intern_n(const char *s, size_t len);
 JG_HIDDEN const char *jg_string(uint32_t id);          /* NULL if unknown */
 JG_HIDDEN uint32_t jg_string_count(void);
 
@@ -159,51 +165,11 @@ JG_HIDDEN const jg_symbol *jg_symbol_at(uint32_t i);
 /** Symbolize with dladdr every interned address not yet resolved (collector, at flush). */
 JG_HIDDEN void jg_symbols_resolve_native(void);
 
-/* ---- ring.c ----
- * Single-producer ring of 8-byte words. The producer reserves space for a record, fills
- * it and commits with a release store of head. The collector copies [tail, head) and
- * advances tail with a CAS; in overwrite mode the producer evicts old records by the
- * same CAS, so the collector keeps only what it copied before an eviction. */
-typedef struct jg_ring {
-    /* producer cache line */
-    uint64_t head_local;             /* next write position in bytes (monotonic) */
-    uint64_t tail_cache;             /* producer's last view of tail */
-    uint64_t fit_end;                /* spans' fast path (span.c): a record ending at or before
-                                        this position needs no pad and no eviction — a stale,
-                                        conservative min(tail_cache + capacity, end of a lap);
-                                        0 (nothing fits) until the first span */
-    uint64_t mask;                   /* capacity - 1 */
-    uint8_t *buf;
-    uint32_t mode;                   /* jager_ring_mode */
-    uint32_t thread;                 /* thread index */
-    _Atomic(uint64_t) emitted;       /* events offered (producer-written, relaxed) */
-    _Atomic(uint64_t) dropped_full;  /* JAGER_DROP_RING_FULL / TOO_LARGE */
-    _Atomic(uint64_t) dropped_large;
-    _Atomic(uint64_t) overwritten;   /* JAGER_DROP_OVERWRITTEN */
-    char pad0[64];
-    /* shared */
-    _Atomic(uint64_t) head;          /* published by the producer (release) */
-    char pad1[56];
-    _Atomic(uint64_t) tail;          /* advanced by the collector (and producer on overwrite) */
-    char pad2[56];
-    /* collector-owned */
-    uint64_t reported_drops[JAGER_DROP_REASONS]; /* what drop records already said */
-    _Atomic(int) orphaned;           /* the thread exited: drain, then free */
-    struct jg_ring *next;            /* collector's list */
-} jg_ring;
-
-JG_HIDDEN jg_ring *jg_ring_new(uint64_t bytes, uint32_t mode, uint32_t thread);
-JG_HIDDEN void jg_ring_free(jg_ring *r);
-/** Overwrite mode: evict whole records until \p need bytes fit at \p pos; 0 on success. */
-JG_HIDDEN int jg_ring_evict(jg_ring *r, uint64_t pos, uint64_t need);
-/** Copy whole records (pads removed) into \p out (grown as needed, caller frees);
- *  returns the bytes and sets *events. [collector only] */
-JG_HIDDEN size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *events);
+/* ---- ring.c: the per-thread ring and its protocol, in ring.h ---- */
 
 /* ---- thread.c ---- */
 /** Per-thread site aggregates: chunks of 64 sites, allocated on a site's first span on
  *  the thread. Fields are written by the owner with relaxed atomics and read by others. */
-#define JG_SITE_CHUNK 64
 typedef struct jg_site_agg {
     _Atomic(uint64_t) calls, total_ns, min_ns, max_ns, bytes, errors;
     _Atomic(uint64_t) sampled_at;  /* sampling state: count (1-in-N) or last time (interval) */
@@ -211,12 +177,46 @@ typedef struct jg_site_agg {
 } jg_site_agg;
 
 #define JG_MAX_DEPTH 128
-/* Site aggregates are found through a two-level directory: dir[site >> 14] → mid[(site >> 6)
- * & 255] → chunk[site & 63]. Pointers are published with release and never freed while the
- * thread lives, so other threads can read aggregates without a lock. */
-#define JG_AGG_DIR 256
-#define JG_AGG_MID 256
+/* Site aggregates are found through a three-level directory: dir[jg_agg_dir_of(site)] →
+ * mid[jg_agg_mid_of(site)] → chunk[jg_agg_slot_of(site)], i.e. site bits 14.. (256
+ * entries), 6..13 (256) and 0..5 (64). Pointers are published with release and never freed
+ * while the thread lives, so other threads can read aggregates without a lock. Only these
+ * helpers know the shifts. */
+#define JG_AGG_CHUNK_BITS 6
+#define JG_AGG_MID_BITS 8
+#define JG_SITE_CHUNK (1u << JG_AGG_CHUNK_BITS)
+#define JG_AGG_MID (1u << JG_AGG_MID_BITS)
+#define JG_AGG_DIR 256u
 typedef _Atomic(jg_site_agg *) jg_agg_mid[JG_AGG_MID];
+typedef _Atomic(jg_agg_mid *) jg_agg_dir[JG_AGG_DIR];
+
+static inline uint32_t jg_agg_dir_of(jager_site site) { return site >> (JG_AGG_CHUNK_BITS + JG_AGG_MID_BITS); }
+static inline uint32_t jg_agg_mid_of(jager_site site) { return (site >> JG_AGG_CHUNK_BITS) & (JG_AGG_MID - 1); }
+static inline uint32_t jg_agg_slot_of(jager_site site) { return site & (JG_SITE_CHUNK - 1); }
+/** The first site of the chunk at dir[d] → mid[m]. */
+static inline jager_site jg_agg_chunk_site(uint32_t d, uint32_t m)
+{
+    return (jager_site)d << (JG_AGG_CHUNK_BITS + JG_AGG_MID_BITS) | (jager_site)m << JG_AGG_CHUNK_BITS;
+}
+/** The chunk holding \p site's aggregate in \p dir, or NULL when it is not there: two
+ *  dependent acquire loads. [any-thread][hot-path] */
+static inline jg_site_agg *jg_agg_chunk(_Atomic(jg_agg_mid *) *dir, jager_site site)
+{
+    uint32_t d = jg_agg_dir_of(site);
+    if (JG_UNLIKELY(d >= JG_AGG_DIR)) return NULL;
+    jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_acquire);
+    if (JG_UNLIKELY(!mid)) return NULL;
+    return atomic_load_explicit(&(*mid)[jg_agg_mid_of(site)], memory_order_acquire);
+}
+/** The aggregate of \p site in \p dir, or NULL when its chunk is not there. [any-thread] */
+static inline jg_site_agg *jg_agg_find(_Atomic(jg_agg_mid *) *dir, jager_site site)
+{
+    jg_site_agg *c = jg_agg_chunk(dir, site);
+    return c ? &c[jg_agg_slot_of(site)] : NULL;
+}
+/** Visit every allocated chunk of \p dir (JG_SITE_CHUNK aggregates from site \p first). */
+JG_HIDDEN void jg_agg_each_chunk(_Atomic(jg_agg_mid *) *dir, void (*fn)(jager_site first, jg_site_agg *chunk, void *arg),
+                                 void *arg);
 
 typedef struct jg_tls {
     jg_ring *ring;                 /* NULL if none could be made */
@@ -224,7 +224,7 @@ typedef struct jg_tls {
     uint32_t generation;           /* jg_generation when this state was (re)armed */
     uint32_t depth;                /* open spans */
     uint32_t next_span;            /* last span id handed out */
-    _Atomic(jg_agg_mid *) agg_dir[JG_AGG_DIR];
+    jg_agg_dir agg_dir;
     uint32_t stack_id[JG_MAX_DEPTH];   /* open span ids */
     jager_site stack_site[JG_MAX_DEPTH];
     jager_trace_context ctx;       /* current trace context */
@@ -254,7 +254,6 @@ typedef struct jg_retired_counts {
     uint64_t emitted, dropped_full, dropped_large, overwritten, no_ring, spans;
 } jg_retired_counts;
 JG_HIDDEN void jg_retired_counts_get(jg_retired_counts *out);
-JG_HIDDEN void jg_retired_add_ring(const jg_ring *r);
 /** Reset retired aggregates and counters (at init). */
 JG_HIDDEN void jg_retired_reset(void);
 /** The ring list the collector drains, under its lock. */
@@ -270,15 +269,10 @@ JG_HIDDEN void jg_rings_set_collector(int running);
 JG_HIDDEN uint32_t jg_hist_bucket(uint64_t ns);
 
 /* ---- events.c ---- */
-/** Reserve a record on the calling thread's ring, counting emitted/dropped. */
-JG_HIDDEN void *jg_record_reserve(uint32_t bytes, jg_tls **t_out);
-JG_HIDDEN void jg_record_commit(jg_tls *t, uint32_t bytes);
 /** Generic plugin emit (host->emit). */
 JG_HIDDEN void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
 /** A diagnostic into the recording and (unless quiet) stderr: "jager: <source>: <msg>". */
-JG_HIDDEN void jg_diag(const char *source, int level, const char *msg);
-/** Encode an attribute list at \p dst (NULL: only measure); returns the bytes. */
-JG_HIDDEN size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t nattrs, size_t max_str);
+JG_HIDDEN void jg_diag(const char *source, jager_severity level, const char *msg);
 
 /* ---- collector.c ---- */
 JG_HIDDEN jager_status jg_sink_add(const jager_sink *sink);
@@ -296,8 +290,6 @@ JG_HIDDEN uint64_t jg_collector_sink_drops(void);
 extern _Atomic(int) jg_enabled JG_HIDDEN;
 /** Monotonic generation: bumped by every init, so thread state from an old run resets. */
 extern _Atomic(uint32_t) jg_generation JG_HIDDEN;
-/** Measured cost of one span in ns × 1000 (at init). */
-extern uint64_t jg_span_cost_x1000 JG_HIDDEN;
 
 /* ---- file_sink.c ---- */
 /** Create the .jgr file sink writing to \p path; the returned sink is registered by the
@@ -311,7 +303,6 @@ JG_HIDDEN void jg_plugins_start(void);
 JG_HIDDEN void jg_plugins_flush(void);   /* collector thread, before a requested drain */
 JG_HIDDEN void jg_plugins_stop(void);    /* before the final drain */
 JG_HIDDEN void jg_plugins_unload(void);  /* after sinks closed */
-JG_HIDDEN const void *jg_plugins_extension(const char *id);
 JG_HIDDEN uint32_t jg_plugins_count(void);
 JG_HIDDEN const char *jg_plugins_loaded_names(void); /* "gc,dispatch" (static buffer) */
 
@@ -319,51 +310,6 @@ JG_HIDDEN const char *jg_plugins_loaded_names(void); /* "gc,dispatch" (static bu
 JG_HIDDEN const jager_host_api *jg_host_api(void);
 
 /* ---- hot-path inlines ---- */
-
-/** Single-writer counter bump: no lock prefix, but atomic so other threads read it race-free. */
-static inline void jg_bump(_Atomic(uint64_t) *c, uint64_t by)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + by, memory_order_relaxed);
-}
-
-/** Reserve \p bytes (a multiple of 8) for one record; NULL when it cannot (counted).
- *  A record that does not fit before the buffer's end is preceded by a PAD record. */
-static inline void *jg_ring_reserve(jg_ring *r, uint32_t bytes)
-{
-    uint64_t cap = r->mask + 1;
-    jg_bump(&r->emitted, 1);
-    if (JG_UNLIKELY(bytes > cap / 8 || bytes > JAGER_RECORD_MAX_BYTES)) {
-        jg_bump(&r->dropped_large, 1);
-        return NULL;
-    }
-    uint64_t pos = r->head_local;
-    uint64_t contig = cap - (pos & r->mask);
-    uint64_t pad = bytes > contig ? contig : 0;
-    uint64_t need = pad + bytes;
-    if (JG_UNLIKELY(pos + need - r->tail_cache > cap)) {
-        r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (pos + need - r->tail_cache > cap &&
-            (r->mode != JAGER_RING_OVERWRITE || jg_ring_evict(r, pos, need))) {
-            jg_bump(&r->dropped_full, 1);
-            return NULL;
-        }
-    }
-    if (JG_UNLIKELY(pad)) {
-        jager_record *p = (jager_record *)(r->buf + (pos & r->mask));
-        p->type = JAGER_EV_PAD;
-        p->words = 0;
-        p->aux = (uint32_t)pad;
-        r->head_local = pos + pad;
-    }
-    return r->buf + (r->head_local & r->mask);
-}
-
-/** Publish the record reserved last. */
-static inline void jg_ring_commit(jg_ring *r, uint32_t bytes)
-{
-    r->head_local += bytes;
-    atomic_store_explicit(&r->head, r->head_local, memory_order_release);
-}
 
 /* The clock on hot paths, inline (no PLT call). A *stamp* is the clock's raw reading: TSC
  * ticks when jg_clock_state.use_tsc, else CLOCK_MONOTONIC ns. Spans keep stamps and
@@ -406,15 +352,8 @@ static inline uint64_t jg_now_ns(void)
 /** The aggregate slot of \p site on \p t: two dependent loads when it exists. */
 static inline jg_site_agg *jg_site_agg_fast(jg_tls *t, jager_site site)
 {
-    uint32_t d = site >> 14;
-    if (JG_LIKELY(d < JG_AGG_DIR)) {
-        jg_agg_mid *mid = atomic_load_explicit(&t->agg_dir[d], memory_order_acquire);
-        if (JG_LIKELY(mid != NULL)) {
-            jg_site_agg *c = atomic_load_explicit(&(*mid)[(site >> 6) & (JG_AGG_MID - 1)], memory_order_acquire);
-            if (JG_LIKELY(c != NULL)) return &c[site & (JG_SITE_CHUNK - 1)];
-        }
-    }
-    return jg_tls_site_agg(t, site);
+    jg_site_agg *a = jg_agg_find(t->agg_dir, site);
+    return JG_LIKELY(a != NULL) ? a : jg_tls_site_agg(t, site);
 }
 
 /** The calling thread's TLS pointer (initial-exec: one %fs-relative load). */

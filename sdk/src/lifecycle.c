@@ -17,7 +17,7 @@ static void set_enabled(int on)
     __atomic_store_n(&jager_active, on, __ATOMIC_RELEASE);
 }
 _Atomic(uint32_t) jg_generation;
-uint64_t jg_span_cost_x1000;
+static uint64_t jg_span_cost_x1000; /* measured cost of one span in ns × 1000 (at init) */
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
@@ -296,18 +296,16 @@ typedef struct stat_sum {
     uint64_t no_ring, spans;
 } stat_sum;
 
+static void add_chunk_calls(jager_site first, jg_site_agg *c, void *arg)
+{
+    uint64_t *n = arg;
+    for (uint32_t i = 0; i < JG_SITE_CHUNK; i++) *n += atomic_load_explicit(&c[i].calls, memory_order_relaxed);
+}
+
 static uint64_t agg_dir_calls(_Atomic(jg_agg_mid *) *dir)
 {
     uint64_t n = 0;
-    for (int d = 0; d < JG_AGG_DIR; d++) {
-        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_acquire);
-        if (!mid) continue;
-        for (int m = 0; m < JG_AGG_MID; m++) {
-            jg_site_agg *c = atomic_load_explicit(&(*mid)[m], memory_order_acquire);
-            if (!c) continue;
-            for (int i = 0; i < JG_SITE_CHUNK; i++) n += atomic_load_explicit(&c[i].calls, memory_order_relaxed);
-        }
-    }
+    jg_agg_each_chunk(dir, add_chunk_calls, &n);
     return n;
 }
 

@@ -93,8 +93,8 @@ static const char *quote_untrusted(char *buf, size_t size, const char *s, size_t
 
 /* Report a refused plugin once: into the recording and stderr (jg_diag) and as the
  * calling thread's last error. */
-static void refuse(const char *source, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void refuse(const char *source, int level, const char *fmt, ...)
+static void refuse(const char *source, jager_severity level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse(const char *source, jager_severity level, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -102,7 +102,7 @@ static void refuse(const char *source, int level, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     jg_diag(source, level, msg);
-    if (level >= JAGER_DIAG_WARN) jg_error(JAGER_E_PLUGIN, "%s", msg);
+    if (level >= JAGER_SEV_WARN) jg_error(JAGER_E_PLUGIN, "%s", msg);
 }
 
 /* ---- discovery ---- */
@@ -179,13 +179,14 @@ static void copy_descriptor(jager_plugin_descriptor *dst, const jager_plugin_des
         dst->options = src->options;
         dst->noptions = src->options ? src->noptions : 0;
     }
+    if (DESC_HAS(size, option_size)) dst->option_size = src->option_size;
 }
 
 /* Check a descriptor; returns 0 and reports why when it is unfit. */
 static int descriptor_ok(const char *name, const char *path, const jager_plugin_descriptor *d)
 {
     if (!d) {
-        refuse(name, JAGER_DIAG_WARN,
+        refuse(name, JAGER_SEV_WARN,
                "plugin '%s': %s returned no descriptor (the plugin refuses plugin ABI %d.%d)", name,
                JAGER_PLUGIN_ENTRY_SYMBOL, JAGER_PLUGIN_ABI_MAJOR, JAGER_PLUGIN_ABI_MINOR);
         return 0;
@@ -194,28 +195,28 @@ static int descriptor_ok(const char *name, const char *path, const jager_plugin_
      * another major is named as such even when the rest of its layout differs. */
     if (d->struct_size < offsetof(jager_plugin_descriptor, name) || d->abi_major != JAGER_PLUGIN_ABI_MAJOR) {
         if (d->struct_size < offsetof(jager_plugin_descriptor, name))
-            refuse(name, JAGER_DIAG_WARN, "plugin '%s': descriptor struct_size %u is too small (at least %zu)", name,
+            refuse(name, JAGER_SEV_WARN, "plugin '%s': descriptor struct_size %u is too small (at least %zu)", name,
                    d->struct_size, (size_t)JG_DESC_MIN_SIZE);
         else
-            refuse(name, JAGER_DIAG_WARN,
+            refuse(name, JAGER_SEV_WARN,
                    "plugin '%s': built for plugin ABI %u.%u, this core speaks %d.%d (the major must match): "
                    "rebuild it against this Jäger",
                    name, d->abi_major, d->abi_minor, JAGER_PLUGIN_ABI_MAJOR, JAGER_PLUGIN_ABI_MINOR);
         return 0;
     }
     if (d->struct_size < JG_DESC_MIN_SIZE) {
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': descriptor struct_size %u is too small (at least %zu)", name,
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': descriptor struct_size %u is too small (at least %zu)", name,
                d->struct_size, (size_t)JG_DESC_MIN_SIZE);
         return 0;
     }
     if (!d->name || strcmp(d->name, name) != 0) {
         char q[96];
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': %s names itself \"%s\"; the file must be libjager-<name>.so", name,
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': %s names itself \"%s\"; the file must be libjager-<name>.so", name,
                path, d->name ? quote_untrusted(q, sizeof q, d->name, strnlen(d->name, 256)) : "(null)");
         return 0;
     }
     if (!d->init) {
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': descriptor has no init callback (required)", name);
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': descriptor has no init callback (required)", name);
         return 0;
     }
     return 1;
@@ -259,12 +260,12 @@ static void load_one(const char *name, const char *search_path)
     char looked[768];
     jager_plugin_handle *h = calloc(1, sizeof *h);
     if (!h) {
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': out of memory", name);
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': out of memory", name);
         return;
     }
     snprintf(h->name, sizeof h->name, "%s", name);
     if (!find_plugin(name, search_path, h->path, sizeof h->path, looked, sizeof looked)) {
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': libjager-%s.so not found (looked in: %s)", name, name,
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': libjager-%s.so not found (looked in: %s)", name, name,
                looked[0] ? looked : "no folders: set JAGER_PLUGIN_PATH");
         goto unload;
     }
@@ -272,13 +273,13 @@ static void load_one(const char *name, const char *search_path)
     h->dl = dlopen(h->path, RTLD_NOW | RTLD_LOCAL);
     if (!h->dl) {
         const char *e = dlerror();
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': cannot load %s: %s", name, h->path, e ? e : "unknown dlopen error");
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': cannot load %s: %s", name, h->path, e ? e : "unknown dlopen error");
         goto unload;
     }
     /* POSIX guarantees a function pointer survives the round trip through void *. */
     jager_plugin_entry_fn entry = (jager_plugin_entry_fn)dlsym(h->dl, JAGER_PLUGIN_ENTRY_SYMBOL);
     if (!entry) {
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': %s has no entry symbol %s (not a Jäger plugin?)", name, h->path,
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': %s has no entry symbol %s (not a Jäger plugin?)", name, h->path,
                JAGER_PLUGIN_ENTRY_SYMBOL);
         goto unload;
     }
@@ -290,13 +291,13 @@ static void load_one(const char *name, const char *search_path)
     jg_error(JAGER_OK, "%s", ""); /* so a failing init's own message is told apart from older ones */
     jager_status st = h->desc.init(jg_host_api(), h, &h->state);
     if (st == JAGER_E_UNSUPPORTED) {
-        refuse(name, JAGER_DIAG_INFO, "plugin '%s' stepped aside (init: %s)", name, jager_strerror(st));
+        refuse(name, JAGER_SEV_INFO, "plugin '%s' stepped aside (init: %s)", name, jager_strerror(st));
         goto unload;
     }
     if (st != JAGER_OK) {
         char why[256];
         snprintf(why, sizeof why, "%s", jager_last_error());
-        refuse(name, JAGER_DIAG_WARN, "plugin '%s': init failed: %s (%d)%s%s", name, jager_strerror(st), (int)st,
+        refuse(name, JAGER_SEV_WARN, "plugin '%s': init failed: %s (%d)%s%s", name, jager_strerror(st), (int)st,
                why[0] ? ": " : "", why);
         goto unload;
     }
@@ -304,7 +305,7 @@ static void load_one(const char *name, const char *search_path)
     for (uint32_t i = 0; i < h->npending; i++) {
         jager_status s = jg_sink_add(&h->pending[i]);
         if (s != JAGER_OK)
-            refuse(name, JAGER_DIAG_WARN, "plugin '%s': its sink '%s' was not added: %s", name,
+            refuse(name, JAGER_SEV_WARN, "plugin '%s': its sink '%s' was not added: %s", name,
                    h->pending[i].name ? h->pending[i].name : "?", jager_strerror(s));
     }
     h->npending = 0;
@@ -333,7 +334,7 @@ void jg_plugins_load(const char *list, const char *search_path)
         if (n == 0 || already_listed(list, a, a, n)) continue;
         if (!name_is_valid(a, n)) {
             char q[96];
-            refuse("core", JAGER_DIAG_WARN,
+            refuse("core", JAGER_SEV_WARN,
                    "plugin name \"%s\" refused: names are 1 to %d characters of a-z, 0-9, '_' and '-'",
                    quote_untrusted(q, sizeof q, a, n), JG_PLUGIN_NAME_MAX);
             continue;
@@ -343,7 +344,7 @@ void jg_plugins_load(const char *list, const char *search_path)
         name[n] = 0;
         if (is_loaded(name)) continue;
         if (atomic_load_explicit(&nplugins, memory_order_relaxed) >= JG_MAX_PLUGINS) {
-            refuse(name, JAGER_DIAG_WARN, "plugin '%s': more than %d plugins requested", name, JG_MAX_PLUGINS);
+            refuse(name, JAGER_SEV_WARN, "plugin '%s': more than %d plugins requested", name, JG_MAX_PLUGINS);
             continue;
         }
         load_one(name, search_path);
@@ -366,7 +367,7 @@ void jg_plugins_start(void)
         if (st != JAGER_OK) {
             char why[256];
             snprintf(why, sizeof why, "%s", jager_last_error());
-            refuse(h->name, JAGER_DIAG_WARN, "plugin '%s': start failed: %s (%d)%s%s; it stays inactive", h->name,
+            refuse(h->name, JAGER_SEV_WARN, "plugin '%s': start failed: %s (%d)%s%s; it stays inactive", h->name,
                    jager_strerror(st), (int)st, why[0] ? ": " : "", why);
         }
         pthread_mutex_lock(&phase_lock);
@@ -421,7 +422,7 @@ void jg_plugins_unload(void)
     loaded_names[0] = 0;
 }
 
-const void *jg_plugins_extension(const char *id)
+static const void *jg_plugins_extension(const char *id)
 {
     if (!id) return NULL;
     uint32_t n = atomic_load_explicit(&nplugins, memory_order_acquire);

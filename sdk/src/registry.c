@@ -6,74 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "internal.h"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- a small open-addressing map from a 64-bit hash to a dense id (0 = empty) ---- */
-typedef struct idmap {
-    uint64_t *hash;
-    uint32_t *id;
-    size_t cap, used;
-} idmap;
-
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-static int idmap_grow(idmap *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 1024;
-    uint64_t *h = calloc(cap, sizeof *h);
-    uint32_t *id = calloc(cap, sizeof *id);
-    if (!h || !id) {
-        free(h);
-        free(id);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->id[i]) continue;
-        size_t j = m->hash[i] & (cap - 1);
-        while (id[j]) j = (j + 1) & (cap - 1);
-        h[j] = m->hash[i];
-        id[j] = m->id[i];
-    }
-    free(m->hash);
-    free(m->id);
-    m->hash = h;
-    m->id = id;
-    m->cap = cap;
-    return 0;
-}
-
-/* Visit candidates with hash h: returns the slot of the first id for which eq() holds, or
- * the empty slot where it would go (id 0). */
-static size_t idmap_find(const idmap *m, uint64_t h, int (*eq)(uint32_t id, const void *key), const void *key)
-{
-    size_t j = h & (m->cap - 1);
-    while (m->id[j]) {
-        if (m->hash[j] == h && eq(m->id[j], key)) return j;
-        j = (j + 1) & (m->cap - 1);
-    }
-    return j;
-}
-
 /* ---- strings ---- */
 static jg_table strings = {.elem_size = sizeof(char *)};
-static idmap string_map;
+static jg_idmap string_map;
 
 typedef struct str_key {
     const char *s;
     size_t n;
 } str_key;
 
-static int string_eq(uint32_t id, const void *key)
+static int string_eq(uint32_t id, const void *key, void *ctx)
 {
     const str_key *k = key;
     char **e = jg_table_get(&strings, id);
@@ -90,11 +37,11 @@ static uint32_t intern_locked(const char *s, size_t n)
         *e = NULL;
         jg_table_publish(&strings, 1);
     }
-    if (string_map.used * 2 >= string_map.cap && idmap_grow(&string_map)) return 0;
-    uint64_t h = fnv1a(s, n, 1469598103934665603ull);
+    if (jg_idmap_reserve(&string_map)) return 0;
+    uint64_t h = jg_hash_bytes(s, n, JG_HASH_SEED);
     str_key k = {s, n};
-    size_t slot = idmap_find(&string_map, h, string_eq, &k);
-    if (string_map.id[slot]) return string_map.id[slot];
+    size_t slot = jg_idmap_find(&string_map, h, string_eq, &k, NULL);
+    if (jg_idmap_id(&string_map, slot)) return jg_idmap_id(&string_map, slot);
     char *copy = malloc(n + 1);
     if (!copy) return 0;
     memcpy(copy, s, n);
@@ -107,13 +54,11 @@ static uint32_t intern_locked(const char *s, size_t n)
     }
     *e = copy;
     jg_table_publish(&strings, id + 1);
-    string_map.hash[slot] = h;
-    string_map.id[slot] = id;
-    string_map.used++;
+    jg_idmap_put(&string_map, slot, h, id);
     return id;
 }
 
-uint32_t jg_intern_n(const char *s, size_t n)
+static uint32_t jg_intern_n(const char *s, size_t n)
 {
     if (!s) return 0;
     pthread_mutex_lock(&reg_lock);
@@ -134,14 +79,14 @@ uint32_t jg_string_count(void) { return jg_table_count(&strings); }
 
 /* ---- sites ---- */
 jg_table jg_sites = {.elem_size = sizeof(jg_site_info)};
-static idmap site_map;
+static jg_idmap site_map;
 static char *active_filter; /* owned copy, under reg_lock */
 
 typedef struct site_key {
     uint32_t name, file, line;
 } site_key;
 
-static int site_eq(uint32_t id, const void *key)
+static int site_eq(uint32_t id, const void *key, void *ctx)
 {
     const site_key *k = key;
     const jg_site_info *s = jg_table_get(&jg_sites, id);
@@ -193,11 +138,11 @@ jager_site jager_site_register(const char *name, const char *file, uint32_t line
         if (!jg_table_append(&jg_sites, &i0)) goto out;
         jg_table_publish(&jg_sites, 1);
     }
-    if (site_map.used * 2 >= site_map.cap && idmap_grow(&site_map)) goto out;
-    uint64_t h = fnv1a(&k, sizeof k, 1469598103934665603ull);
-    size_t slot = idmap_find(&site_map, h, site_eq, &k);
-    if (site_map.id[slot]) {
-        id = site_map.id[slot];
+    if (jg_idmap_reserve(&site_map)) goto out;
+    uint64_t h = jg_hash_bytes(&k, sizeof k, JG_HASH_SEED);
+    size_t slot = jg_idmap_find(&site_map, h, site_eq, &k, NULL);
+    if (jg_idmap_id(&site_map, slot)) {
+        id = jg_idmap_id(&site_map, slot);
         goto out;
     }
     jg_site_info *s = jg_table_append(&jg_sites, &id);
@@ -207,9 +152,7 @@ jager_site jager_site_register(const char *name, const char *file, uint32_t line
     s->line = line;
     atomic_store_explicit(&s->enabled, (uint32_t)jg_filter_match(active_filter, name), memory_order_relaxed);
     jg_table_publish(&jg_sites, id + 1);
-    site_map.hash[slot] = h;
-    site_map.id[slot] = id;
-    site_map.used++;
+    jg_idmap_put(&site_map, slot, h, id);
 out:
     pthread_mutex_unlock(&reg_lock);
     if (!id) jg_error(JAGER_E_NOMEM, "jager_site_register: out of memory");
@@ -402,10 +345,8 @@ uint32_t jg_thread_count(void) { return jg_table_count(&threads); }
 typedef struct meta_entry {
     char *key, *value;
 } meta_entry;
-static meta_entry *meta;
-static uint32_t meta_n, meta_cap;
-static char **meta_graveyard; /* replaced values stay alive until reset: readers hold pointers */
-static size_t grave_n, grave_cap;
+static jg_vec meta;  /* meta_entry, insertion order */
+static jg_vec grave; /* char *: replaced values stay alive until reset, readers hold pointers */
 static _Atomic(uint64_t) meta_gen;
 
 jager_status jg_meta_set(const char *key, const char *value)
@@ -418,41 +359,28 @@ jager_status jg_meta_set(const char *key, const char *value)
         st = jg_error(JAGER_E_NOMEM, "metadata: out of memory");
         goto out;
     }
-    for (uint32_t i = 0; i < meta_n; i++) {
-        if (strcmp(meta[i].key, key) != 0) continue;
-        if (grave_n == grave_cap) {
-            size_t c = grave_cap ? grave_cap * 2 : 16;
-            char **g = realloc(meta_graveyard, c * sizeof *g);
-            if (!g) {
-                free(v);
-                st = jg_error(JAGER_E_NOMEM, "metadata: out of memory");
-                goto out;
-            }
-            meta_graveyard = g;
-            grave_cap = c;
-        }
-        meta_graveyard[grave_n++] = meta[i].value;
-        meta[i].value = v;
-        goto bump;
-    }
-    if (meta_n == meta_cap) {
-        uint32_t c = meta_cap ? meta_cap * 2 : 32;
-        meta_entry *m = realloc(meta, c * sizeof *m);
-        if (!m) {
+    meta_entry *m = meta.data;
+    for (size_t i = 0; i < meta.n; i++) {
+        if (strcmp(m[i].key, key) != 0) continue;
+        if (jg_vec_reserve(&grave, sizeof(char *), grave.n)) {
             free(v);
             st = jg_error(JAGER_E_NOMEM, "metadata: out of memory");
             goto out;
         }
-        meta = m;
-        meta_cap = c;
+        ((char **)grave.data)[grave.n++] = m[i].value;
+        m[i].value = v;
+        goto bump;
     }
-    meta[meta_n].key = strdup(key);
-    if (!meta[meta_n].key) {
+    char *k = strdup(key);
+    if (!k || jg_vec_reserve(&meta, sizeof(meta_entry), meta.n)) {
+        free(k);
         free(v);
         st = jg_error(JAGER_E_NOMEM, "metadata: out of memory");
         goto out;
     }
-    meta[meta_n++].value = v;
+    m = meta.data;
+    m[meta.n].key = k;
+    m[meta.n++].value = v;
 bump:
     atomic_fetch_add_explicit(&meta_gen, 1, memory_order_release);
 out:
@@ -464,8 +392,9 @@ const char *jg_meta_get(const char *key)
 {
     const char *v = NULL;
     pthread_mutex_lock(&reg_lock);
-    for (uint32_t i = 0; i < meta_n && key; i++)
-        if (!strcmp(meta[i].key, key)) v = meta[i].value;
+    const meta_entry *m = meta.data;
+    for (size_t i = 0; i < meta.n && key; i++)
+        if (!strcmp(m[i].key, key)) v = m[i].value;
     pthread_mutex_unlock(&reg_lock);
     return v;
 }
@@ -473,7 +402,7 @@ const char *jg_meta_get(const char *key)
 uint32_t jg_meta_count(void)
 {
     pthread_mutex_lock(&reg_lock);
-    uint32_t n = meta_n;
+    uint32_t n = (uint32_t)meta.n;
     pthread_mutex_unlock(&reg_lock);
     return n;
 }
@@ -482,9 +411,10 @@ int jg_meta_at(uint32_t i, const char **key, const char **value)
 {
     int ok = 0;
     pthread_mutex_lock(&reg_lock);
-    if (i < meta_n) {
-        *key = meta[i].key;
-        *value = meta[i].value;
+    if (i < meta.n) {
+        const meta_entry *m = meta.data;
+        *key = m[i].key;
+        *value = m[i].value;
         ok = 1;
     }
     pthread_mutex_unlock(&reg_lock);
@@ -496,17 +426,14 @@ uint64_t jg_meta_generation(void) { return atomic_load_explicit(&meta_gen, memor
 void jg_registry_reset_meta(void)
 {
     pthread_mutex_lock(&reg_lock);
-    for (uint32_t i = 0; i < meta_n; i++) {
-        free(meta[i].key);
-        free(meta[i].value);
+    meta_entry *m = meta.data;
+    for (size_t i = 0; i < meta.n; i++) {
+        free(m[i].key);
+        free(m[i].value);
     }
-    for (size_t i = 0; i < grave_n; i++) free(meta_graveyard[i]);
-    free(meta);
-    free(meta_graveyard);
-    meta = NULL;
-    meta_graveyard = NULL;
-    meta_n = meta_cap = 0;
-    grave_n = grave_cap = 0;
+    for (size_t i = 0; i < grave.n; i++) free(((char **)grave.data)[i]);
+    jg_vec_free(&meta);
+    jg_vec_free(&grave);
     atomic_fetch_add_explicit(&meta_gen, 1, memory_order_release);
     pthread_mutex_unlock(&reg_lock);
 }

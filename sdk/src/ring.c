@@ -1,16 +1,10 @@
-/* Per-thread rings: one producer (the owning thread), one consumer (the collector).
- *
- * Positions are monotonic byte offsets; the buffer index is pos & mask. A record never
- * wraps: when it does not fit before the end, the producer writes a PAD record (type 0,
- * words 0, aux = pad bytes) to the end first. The producer publishes head with a release
- * store; the collector copies [tail, head) and advances tail with a CAS. In overwrite mode
- * a producer that runs out of space evicts the oldest records by advancing tail with the
- * same CAS, so the collector keeps only the part of its copy at or after the tail it wins
- * the CAS with: those bytes cannot have been reused while it copied them. */
+/* Per-thread rings: creation, overwrite-mode eviction and the collector's drain. The
+ * protocol, and the producer's inline reserve/commit, are in ring.h. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "containers.h"
 #include "internal.h"
 
 
@@ -94,14 +88,9 @@ size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *event
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (t >= h) return 0;
     uint64_t n = h - t;
-    if (n > *out_cap) {
-        size_t c = *out_cap ? *out_cap : 65536;
-        while (c < n) c *= 2;
-        uint8_t *p = realloc(*out, c);
-        if (!p) return 0; /* try again next round: nothing is lost yet */
-        *out = p;
-        *out_cap = c;
-    }
+    uint8_t *grown = jg_grow(*out, out_cap, n, 1, 65536);
+    if (!grown) return 0; /* try again next round: nothing is lost yet */
+    *out = grown;
     copy_out(r, *out, t, h);
     uint64_t start = t;
     while (!atomic_compare_exchange_weak_explicit(&r->tail, &start, h, memory_order_acq_rel, memory_order_acquire)) {

@@ -154,15 +154,11 @@ static JG_COLD void record_slow(jg_tls *t, uint64_t start, uint64_t end, uint64_
         return;
     }
     jg_ring *ring = t->ring;
-    jager_rec_span *r = jg_ring_reserve(ring, sizeof *r);
+    jager_rec_span *r = jg_ring_reserve(ring, sizeof *r); /* also refreshes the fast path's fit_end */
     if (JG_LIKELY(r)) {
         rec_fill(r, start, end, sid, parent, bytes);
         jg_ring_commit(ring, sizeof *r);
     }
-    /* Where the fast way may write up to now: tail_cache is fresh after a reserve that
-     * found the ring full by it (tail only grows), and the lap ends at (pos | mask) + 1. */
-    uint64_t by_tail = ring->tail_cache + ring->mask + 1, lap_end = (ring->head_local | ring->mask) + 1;
-    ring->fit_end = by_tail < lap_end ? by_tail : lap_end;
 }
 
 /* The site's aggregate slot is not allocated yet on this thread. */
@@ -230,12 +226,14 @@ static JG_INLINE void span_end_at(uint64_t t0, uint64_t sid, uint64_t bytes, uin
     if (JG_LIKELY(d < JG_MAX_DEPTH && t->agg_site[d] == site)) {
         a = t->agg_at[d];
     } else {
-        if (JG_UNLIKELY((site >> 14) >= JG_AGG_DIR)) return finish_slow(t, start, end, sid, parent, bytes);
-        jg_agg_mid *mid = atomic_load_explicit(&t->agg_dir[site >> 14], memory_order_acquire);
+        /* jg_agg_find()'s walk, each miss leaving by its own tail call (fewer registers live) */
+        uint32_t di = jg_agg_dir_of(site);
+        if (JG_UNLIKELY(di >= JG_AGG_DIR)) return finish_slow(t, start, end, sid, parent, bytes);
+        jg_agg_mid *mid = atomic_load_explicit(&t->agg_dir[di], memory_order_acquire);
         if (JG_UNLIKELY(!mid)) return finish_slow(t, start, end, sid, parent, bytes);
-        jg_site_agg *c = atomic_load_explicit(&(*mid)[(site >> 6) & (JG_AGG_MID - 1)], memory_order_acquire);
+        jg_site_agg *c = atomic_load_explicit(&(*mid)[jg_agg_mid_of(site)], memory_order_acquire);
         if (JG_UNLIKELY(!c)) return finish_slow(t, start, end, sid, parent, bytes);
-        a = &c[site & (JG_SITE_CHUNK - 1)];
+        a = &c[jg_agg_slot_of(site)];
         if (d < JG_MAX_DEPTH) {
             t->agg_site[d] = site;
             t->agg_at[d] = a;
@@ -244,26 +242,24 @@ static JG_INLINE void span_end_at(uint64_t t0, uint64_t sid, uint64_t bytes, uin
     if (!agg_add(a, dur, bytes, end)) return;
 
     /* The record. Rings are at least 4 KiB, so a span record is never too large for one;
-     * the fast way needs no pad before it and free space by the cached tail (fit_end). */
+     * the fast way needs no pad before it and free space by the cached tail (ring.h). */
     jg_ring *r = t->ring;
     if (JG_UNLIKELY(!r)) return record_slow(t, start, end, sid, parent, bytes);
     uint64_t pos = r->head_local;
-    if (JG_UNLIKELY(pos + sizeof(jager_rec_span) > r->fit_end)) return record_slow(t, start, end, sid, parent, bytes);
-    jg_bump(&r->emitted, 1);
+    if (JG_UNLIKELY(!jg_ring_fast_fits(r, pos, sizeof(jager_rec_span)))) return record_slow(t, start, end, sid, parent, bytes);
+    uint8_t *slot = jg_ring_fast_claim(r, pos);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* The same jager_rec_span, as five 8-byte stores. */
-    uint64_t *w = (uint64_t *)(void *)(r->buf + (pos & r->mask));
+    uint64_t *w = (uint64_t *)(void *)slot;
     w[0] = JAGER_EV_SPAN | (uint64_t)(sizeof(jager_rec_span) / 8) << 16 | (uint64_t)site << 32;
     w[1] = start;
     w[2] = end;
     w[3] = SID_ID(sid) | (uint64_t)parent << 32;
     w[4] = bytes;
 #else
-    rec_fill((jager_rec_span *)(r->buf + (pos & r->mask)), start, end, sid, parent, bytes);
+    rec_fill((jager_rec_span *)(void *)slot, start, end, sid, parent, bytes);
 #endif
-    pos += sizeof(jager_rec_span);
-    r->head_local = pos;
-    atomic_store_explicit(&r->head, pos, memory_order_release);
+    jg_ring_publish(r, pos + sizeof(jager_rec_span));
 }
 
 /* The clock is clock_gettime (stamps are ns). */
@@ -313,11 +309,7 @@ static void add_agg(jager_site_stat *o, jg_site_agg *a)
 static void add_thread(jg_tls *t, void *arg)
 {
     stat_acc *acc = arg;
-    uint32_t d = acc->site >> 14, m = (acc->site >> 6) & (JG_AGG_MID - 1);
-    if (d >= JG_AGG_DIR) return;
-    jg_agg_mid *mid = atomic_load_explicit(&t->agg_dir[d], memory_order_acquire);
-    jg_site_agg *c = mid ? atomic_load_explicit(&(*mid)[m], memory_order_acquire) : NULL;
-    if (c) add_agg(acc->out, &c[acc->site & (JG_SITE_CHUNK - 1)]);
+    add_agg(acc->out, jg_agg_find(t->agg_dir, acc->site));
 }
 
 static uint64_t percentile(const jager_site_stat *o, double q)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "internal.h"
 
 static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -18,95 +19,59 @@ typedef struct jg_stack {
 static jg_table stacks = {.elem_size = sizeof(jg_stack)};
 static jg_table symbols = {.elem_size = sizeof(jg_symbol)};
 
-/* Open-addressing maps: stack hash → stack id, ip → state slot. */
-static uint64_t *smap_hash;
-static uint32_t *smap_id;
-static size_t smap_cap, smap_used;
+/* Maps into the two tables: stack hash → stack id, and address → entry + 1 of ips (every
+ * address of an interned stack, with whether it is symbolized yet). */
+static jg_idmap stack_map;
 
 enum { IP_NEW = 0, IP_HANDED_OUT = 1, IP_RESOLVED = 2 };
-typedef struct ip_slot {
-    uint64_t ip; /* 0 = empty (address 0 is never a return address) */
+typedef struct ip_entry {
+    uint64_t ip; /* address 0 is never a return address, so never stored */
     uint32_t state;
-} ip_slot;
-static ip_slot *ipmap;
-static size_t ipmap_cap, ipmap_used;
+} ip_entry;
+static jg_vec ips_seen; /* ip_entry, insertion order */
+static jg_idmap ip_map;
 
-static uint64_t mix(uint64_t h, uint64_t v)
+static int ip_eq(uint32_t id, const void *key, void *ctx)
 {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
+    return ((const ip_entry *)ips_seen.data)[id - 1].ip == *(const uint64_t *)key;
 }
 
-static int smap_grow(void)
+/* The entry of ip, inserting it as IP_NEW when \p insert; NULL when absent or out of
+ * memory. Caller holds stack_lock. Only an insertion grows ips_seen, so callers iterating
+ * it by index while re-marking present addresses never see it move. */
+static ip_entry *ip_lookup(uint64_t ip, int insert)
 {
-    size_t cap = smap_cap ? smap_cap * 2 : 1024;
-    uint64_t *h = calloc(cap, sizeof *h);
-    uint32_t *id = calloc(cap, sizeof *id);
-    if (!h || !id) {
-        free(h);
-        free(id);
-        return -1;
-    }
-    for (size_t i = 0; i < smap_cap; i++) {
-        if (!smap_id[i]) continue;
-        size_t j = smap_hash[i] & (cap - 1);
-        while (id[j]) j = (j + 1) & (cap - 1);
-        h[j] = smap_hash[i];
-        id[j] = smap_id[i];
-    }
-    free(smap_hash);
-    free(smap_id);
-    smap_hash = h;
-    smap_id = id;
-    smap_cap = cap;
-    return 0;
-}
-
-static int ipmap_grow(void)
-{
-    size_t cap = ipmap_cap ? ipmap_cap * 2 : 4096;
-    ip_slot *m = calloc(cap, sizeof *m);
-    if (!m) return -1;
-    for (size_t i = 0; i < ipmap_cap; i++) {
-        if (!ipmap[i].ip) continue;
-        size_t j = mix(0, ipmap[i].ip) & (cap - 1);
-        while (m[j].ip) j = (j + 1) & (cap - 1);
-        m[j] = ipmap[i];
-    }
-    free(ipmap);
-    ipmap = m;
-    ipmap_cap = cap;
-    return 0;
-}
-
-/* The slot of ip, inserting it as IP_NEW; NULL on out of memory. Caller holds stack_lock. */
-static ip_slot *ip_lookup(uint64_t ip, int insert)
-{
-    if (ipmap_cap) {
-        size_t j = mix(0, ip) & (ipmap_cap - 1);
-        while (ipmap[j].ip) {
-            if (ipmap[j].ip == ip) return &ipmap[j];
-            j = (j + 1) & (ipmap_cap - 1);
-        }
-    }
+    uint64_t h = jg_hash_mix(0, ip);
+    uint32_t id = jg_idmap_id(&ip_map, jg_idmap_find(&ip_map, h, ip_eq, &ip, NULL));
+    if (id) return (ip_entry *)ips_seen.data + (id - 1);
     if (!insert) return NULL;
-    /* Grow only when inserting, so callers iterating the map while re-marking present
-     * addresses never see it move. */
-    if ((ipmap_used + 1) * 2 >= ipmap_cap && ipmap_grow()) return NULL;
-    size_t j = mix(0, ip) & (ipmap_cap - 1);
-    while (ipmap[j].ip) j = (j + 1) & (ipmap_cap - 1);
-    ipmap[j].ip = ip;
-    ipmap[j].state = IP_NEW;
-    ipmap_used++;
-    return &ipmap[j];
+    if (jg_idmap_reserve(&ip_map) || jg_vec_reserve(&ips_seen, sizeof(ip_entry), ips_seen.n)) return NULL;
+    size_t j = jg_idmap_find(&ip_map, h, ip_eq, &ip, NULL);
+    ip_entry *e = (ip_entry *)ips_seen.data + ips_seen.n;
+    e->ip = ip;
+    e->state = IP_NEW;
+    jg_idmap_put(&ip_map, j, h, (uint32_t)++ips_seen.n);
+    return e;
+}
+
+typedef struct stack_key {
+    const uint64_t *ips;
+    uint32_t n;
+} stack_key;
+
+static int stack_eq(uint32_t id, const void *key, void *ctx)
+{
+    const stack_key *k = key;
+    const jg_stack *s = jg_table_get(&stacks, id);
+    return s && s->n == k->n && memcmp(s->ips, k->ips, k->n * sizeof *k->ips) == 0;
 }
 
 jager_stack_id jager_stack_intern(const uint64_t *ips, uint32_t n)
 {
     if (!ips || n == 0) return 0;
     uint64_t h = 1469598103934665603ull;
-    for (uint32_t i = 0; i < n; i++) h = mix(h, ips[i]);
-    h = mix(h, n);
+    for (uint32_t i = 0; i < n; i++) h = jg_hash_mix(h, ips[i]);
+    h = jg_hash_mix(h, n);
     jager_stack_id result = 0;
     pthread_mutex_lock(&stack_lock);
     if (jg_table_count(&stacks) == 0) { /* id 0 is "no stack" */
@@ -114,18 +79,10 @@ jager_stack_id jager_stack_intern(const uint64_t *ips, uint32_t n)
         if (!jg_table_append(&stacks, &i0)) goto out;
         jg_table_publish(&stacks, 1);
     }
-    if ((smap_used + 1) * 2 >= smap_cap && smap_grow()) goto out;
-    size_t j = h & (smap_cap - 1);
-    while (smap_id[j]) {
-        if (smap_hash[j] == h) {
-            const jg_stack *s = jg_table_get(&stacks, smap_id[j]);
-            if (s->n == n && memcmp(s->ips, ips, n * sizeof *ips) == 0) {
-                result = smap_id[j];
-                goto out;
-            }
-        }
-        j = (j + 1) & (smap_cap - 1);
-    }
+    if (jg_idmap_reserve(&stack_map)) goto out;
+    stack_key k = {ips, n};
+    size_t j = jg_idmap_find(&stack_map, h, stack_eq, &k, NULL);
+    if ((result = jg_idmap_id(&stack_map, j))) goto out;
     uint64_t *copy = malloc(n * sizeof *copy);
     if (!copy) goto out;
     for (uint32_t i = 0; i < n; i++) {
@@ -145,9 +102,7 @@ jager_stack_id jager_stack_intern(const uint64_t *ips, uint32_t n)
     s->n = n;
     s->hash = h;
     jg_table_publish(&stacks, id + 1);
-    smap_hash[j] = h;
-    smap_id[j] = id;
-    smap_used++;
+    jg_idmap_put(&stack_map, j, h, id);
     result = id;
 out:
     pthread_mutex_unlock(&stack_lock);
@@ -172,10 +127,11 @@ size_t jager_symbols_unresolved(uint64_t *ips, size_t cap)
     size_t k = 0;
     if (!ips) return 0;
     pthread_mutex_lock(&stack_lock);
-    for (size_t i = 0; i < ipmap_cap && k < cap; i++) {
-        if (ipmap[i].ip && ipmap[i].state == IP_NEW) {
-            ipmap[i].state = IP_HANDED_OUT;
-            ips[k++] = ipmap[i].ip;
+    ip_entry *e = ips_seen.data;
+    for (size_t i = 0; i < ips_seen.n && k < cap; i++) {
+        if (e[i].state == IP_NEW) {
+            e[i].state = IP_HANDED_OUT;
+            ips[k++] = e[i].ip;
         }
     }
     pthread_mutex_unlock(&stack_lock);
@@ -197,7 +153,7 @@ static jager_status symbol_add_locked(uint64_t ip, uint32_t depth, const char *f
     s->func = f;
     s->file = fl;
     jg_table_publish(&symbols, idx + 1);
-    ip_slot *slot = ip_lookup(ip, 1);
+    ip_entry *slot = ip_lookup(ip, 1);
     if (slot) slot->state = IP_RESOLVED;
     return JAGER_OK;
 }
@@ -217,10 +173,11 @@ const jg_symbol *jg_symbol_at(uint32_t i) { return jg_table_get(&symbols, i); }
 void jg_symbols_resolve_native(void)
 {
     pthread_mutex_lock(&stack_lock);
-    for (size_t i = 0; i < ipmap_cap; i++) {
-        if (!ipmap[i].ip || ipmap[i].state == IP_RESOLVED) continue;
+    for (size_t i = 0; i < ips_seen.n; i++) {
+        const ip_entry *e = (const ip_entry *)ips_seen.data + i;
+        if (e->state == IP_RESOLVED) continue;
         Dl_info info;
-        uint64_t ip = ipmap[i].ip;
+        uint64_t ip = e->ip;
         /* ip is a return address: look up ip - 1 so a call at a function's end names it. */
         if (dladdr((void *)(uintptr_t)(ip - 1), &info) && (info.dli_sname || info.dli_fname)) {
             symbol_add_locked(ip, 0, info.dli_sname ? info.dli_sname : "??", info.dli_fname ? info.dli_fname : "", 0);

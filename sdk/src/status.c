@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "status.h"
 
 /* One small buffer per thread; initial-exec keeps the TLS block static (see architecture.md). */
 static __thread char last_error[256] __attribute__((tls_model("initial-exec")));

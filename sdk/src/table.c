@@ -27,14 +27,3 @@ void jg_table_publish(jg_table *t, uint32_t new_count)
 {
     atomic_store_explicit(&t->count, new_count, memory_order_release);
 }
-
-void jg_table_free(jg_table *t)
-{
-    for (uint32_t c = 0; c < JG_TABLE_MAX_CHUNKS; c++) {
-        void *p = atomic_load_explicit(&t->chunks[c], memory_order_relaxed);
-        if (!p) break;
-        free(p);
-        atomic_store_explicit(&t->chunks[c], NULL, memory_order_relaxed);
-    }
-    atomic_store_explicit(&t->count, 0, memory_order_relaxed);
-}

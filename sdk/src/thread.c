@@ -19,7 +19,7 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static int exit_key_ok;
 
 /* Aggregates of threads that exited, and counters of rings that were freed. */
-static _Atomic(jg_agg_mid *) retired_dir[JG_AGG_DIR];
+static jg_agg_dir retired_dir;
 static jg_retired_counts retired;
 
 
@@ -43,15 +43,12 @@ static void retire_ring_locked(jg_ring *r)
     retired.overwritten += atomic_load_explicit(&r->overwritten, memory_order_relaxed);
 }
 
-void jg_retired_add_ring(const jg_ring *r) { retire_ring_locked((jg_ring *)r); }
-
 void jg_rings_reap(void)
 {
     jg_ring **pp = &rings_head;
     while (*pp) {
         jg_ring *r = *pp;
-        if (atomic_load_explicit(&r->orphaned, memory_order_acquire) &&
-            atomic_load_explicit(&r->head, memory_order_acquire) == atomic_load_explicit(&r->tail, memory_order_acquire)) {
+        if (jg_ring_reapable(r)) {
             *pp = r->next;
             retire_ring_locked(r);
             jg_ring_free(r);
@@ -69,104 +66,96 @@ void jg_retired_counts_get(jg_retired_counts *out)
 }
 
 /* ---- site aggregates ---- */
-static jg_site_agg *agg_slot(_Atomic(jg_agg_mid *) *dir, jager_site site, int create)
+void jg_agg_each_chunk(_Atomic(jg_agg_mid *) *dir, void (*fn)(jager_site first, jg_site_agg *chunk, void *arg), void *arg)
 {
-    uint32_t d = site >> 14, m = (site >> 6) & (JG_AGG_MID - 1);
-    if (d >= JG_AGG_DIR) return NULL;
+    for (uint32_t d = 0; d < JG_AGG_DIR; d++) {
+        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_acquire);
+        if (!mid) continue;
+        for (uint32_t m = 0; m < JG_AGG_MID; m++) {
+            jg_site_agg *c = atomic_load_explicit(&(*mid)[m], memory_order_acquire);
+            if (c) fn(jg_agg_chunk_site(d, m), c, arg);
+        }
+    }
+}
+
+/* The slot of \p site, allocating its mid and chunk on first use. */
+static jg_site_agg *agg_slot_create(_Atomic(jg_agg_mid *) *dir, jager_site site)
+{
+    jg_site_agg *a = jg_agg_find(dir, site);
+    uint32_t d = jg_agg_dir_of(site);
+    if (a || d >= JG_AGG_DIR) return a;
     jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_acquire);
     if (!mid) {
-        if (!create) return NULL;
         mid = calloc(1, sizeof *mid);
         if (!mid) return NULL;
         atomic_store_explicit(&dir[d], mid, memory_order_release);
     }
-    jg_site_agg *chunk = atomic_load_explicit(&(*mid)[m], memory_order_acquire);
-    if (!chunk) {
-        if (!create) return NULL;
-        chunk = calloc(JG_SITE_CHUNK, sizeof *chunk);
-        if (!chunk) return NULL;
-        for (int i = 0; i < JG_SITE_CHUNK; i++) atomic_store_explicit(&chunk[i].min_ns, UINT64_MAX, memory_order_relaxed);
-        atomic_store_explicit(&(*mid)[m], chunk, memory_order_release);
-    }
-    return &chunk[site & (JG_SITE_CHUNK - 1)];
+    jg_site_agg *chunk = calloc(JG_SITE_CHUNK, sizeof *chunk);
+    if (!chunk) return NULL;
+    for (uint32_t i = 0; i < JG_SITE_CHUNK; i++) atomic_store_explicit(&chunk[i].min_ns, UINT64_MAX, memory_order_relaxed);
+    atomic_store_explicit(&(*mid)[jg_agg_mid_of(site)], chunk, memory_order_release);
+    return &chunk[jg_agg_slot_of(site)];
 }
+
+static void chunk_free(jager_site first, jg_site_agg *c, void *arg) { free(c); }
 
 static void agg_free(_Atomic(jg_agg_mid *) *dir)
 {
-    for (int d = 0; d < JG_AGG_DIR; d++) {
-        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_relaxed);
-        if (!mid) continue;
-        for (int m = 0; m < JG_AGG_MID; m++) free(atomic_load_explicit(&(*mid)[m], memory_order_relaxed));
-        free(mid);
+    jg_agg_each_chunk(dir, chunk_free, NULL);
+    for (uint32_t d = 0; d < JG_AGG_DIR; d++) {
+        free(atomic_load_explicit(&dir[d], memory_order_relaxed));
         atomic_store_explicit(&dir[d], NULL, memory_order_relaxed);
     }
 }
 
-static void agg_zero(_Atomic(jg_agg_mid *) *dir)
+static void chunk_zero(jager_site first, jg_site_agg *c, void *arg)
 {
-    for (int d = 0; d < JG_AGG_DIR; d++) {
-        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_relaxed);
-        if (!mid) continue;
-        for (int m = 0; m < JG_AGG_MID; m++) {
-            jg_site_agg *c = atomic_load_explicit(&(*mid)[m], memory_order_relaxed);
-            if (!c) continue;
-            for (int i = 0; i < JG_SITE_CHUNK; i++) {
-                jg_site_agg *a = &c[i];
-                atomic_store_explicit(&a->calls, 0, memory_order_relaxed);
-                atomic_store_explicit(&a->total_ns, 0, memory_order_relaxed);
-                atomic_store_explicit(&a->min_ns, UINT64_MAX, memory_order_relaxed);
-                atomic_store_explicit(&a->max_ns, 0, memory_order_relaxed);
-                atomic_store_explicit(&a->bytes, 0, memory_order_relaxed);
-                atomic_store_explicit(&a->errors, 0, memory_order_relaxed);
-                atomic_store_explicit(&a->sampled_at, 0, memory_order_relaxed);
-                for (int b = 0; b < JAGER_HIST_BUCKETS; b++) atomic_store_explicit(&a->hist[b], 0, memory_order_relaxed);
-            }
-        }
+    for (uint32_t i = 0; i < JG_SITE_CHUNK; i++) {
+        jg_site_agg *a = &c[i];
+        atomic_store_explicit(&a->calls, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->total_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->min_ns, UINT64_MAX, memory_order_relaxed);
+        atomic_store_explicit(&a->max_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->bytes, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->errors, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->sampled_at, 0, memory_order_relaxed);
+        for (int b = 0; b < JAGER_HIST_BUCKETS; b++) atomic_store_explicit(&a->hist[b], 0, memory_order_relaxed);
     }
 }
 
-/* Fold one thread's aggregates into the retired ones. Caller holds threads_lock. */
-static void agg_merge_into_retired(_Atomic(jg_agg_mid *) *dir)
+/* Fold one chunk of an exiting thread's aggregates into the retired ones. Caller holds threads_lock. */
+static void chunk_merge_into_retired(jager_site first, jg_site_agg *c, void *arg)
 {
-    for (int d = 0; d < JG_AGG_DIR; d++) {
-        jg_agg_mid *mid = atomic_load_explicit(&dir[d], memory_order_relaxed);
-        if (!mid) continue;
-        for (int m = 0; m < JG_AGG_MID; m++) {
-            jg_site_agg *c = atomic_load_explicit(&(*mid)[m], memory_order_relaxed);
-            if (!c) continue;
-            for (int i = 0; i < JG_SITE_CHUNK; i++) {
-                jg_site_agg *a = &c[i];
-                uint64_t calls = atomic_load_explicit(&a->calls, memory_order_relaxed);
-                uint64_t errs = atomic_load_explicit(&a->errors, memory_order_relaxed);
-                if (!calls && !errs) continue;
-                jager_site site = ((jager_site)d << 14) | ((jager_site)m << 6) | (jager_site)i;
-                jg_site_agg *r = agg_slot(retired_dir, site, 1);
-                if (!r) continue;
-                jg_bump(&r->calls, calls);
-                jg_bump(&r->total_ns, atomic_load_explicit(&a->total_ns, memory_order_relaxed));
-                jg_bump(&r->bytes, atomic_load_explicit(&a->bytes, memory_order_relaxed));
-                jg_bump(&r->errors, errs);
-                uint64_t mn = atomic_load_explicit(&a->min_ns, memory_order_relaxed);
-                uint64_t mx = atomic_load_explicit(&a->max_ns, memory_order_relaxed);
-                if (mn < atomic_load_explicit(&r->min_ns, memory_order_relaxed)) atomic_store_explicit(&r->min_ns, mn, memory_order_relaxed);
-                if (mx > atomic_load_explicit(&r->max_ns, memory_order_relaxed)) atomic_store_explicit(&r->max_ns, mx, memory_order_relaxed);
-                for (int b = 0; b < JAGER_HIST_BUCKETS; b++) jg_bump(&r->hist[b], atomic_load_explicit(&a->hist[b], memory_order_relaxed));
-            }
-        }
+    for (uint32_t i = 0; i < JG_SITE_CHUNK; i++) {
+        jg_site_agg *a = &c[i];
+        uint64_t calls = atomic_load_explicit(&a->calls, memory_order_relaxed);
+        uint64_t errs = atomic_load_explicit(&a->errors, memory_order_relaxed);
+        if (!calls && !errs) continue;
+        jg_site_agg *r = agg_slot_create(retired_dir, first + i);
+        if (!r) continue;
+        jg_bump(&r->calls, calls);
+        jg_bump(&r->total_ns, atomic_load_explicit(&a->total_ns, memory_order_relaxed));
+        jg_bump(&r->bytes, atomic_load_explicit(&a->bytes, memory_order_relaxed));
+        jg_bump(&r->errors, errs);
+        uint64_t mn = atomic_load_explicit(&a->min_ns, memory_order_relaxed);
+        uint64_t mx = atomic_load_explicit(&a->max_ns, memory_order_relaxed);
+        if (mn < atomic_load_explicit(&r->min_ns, memory_order_relaxed)) atomic_store_explicit(&r->min_ns, mn, memory_order_relaxed);
+        if (mx > atomic_load_explicit(&r->max_ns, memory_order_relaxed)) atomic_store_explicit(&r->max_ns, mx, memory_order_relaxed);
+        for (int b = 0; b < JAGER_HIST_BUCKETS; b++) jg_bump(&r->hist[b], atomic_load_explicit(&a->hist[b], memory_order_relaxed));
     }
 }
 
-jg_site_agg *jg_retired_agg(jager_site site) { return agg_slot(retired_dir, site, 0); }
+jg_site_agg *jg_retired_agg(jager_site site) { return jg_agg_find(retired_dir, site); }
 
 void jg_retired_reset(void)
 {
     pthread_mutex_lock(&threads_lock);
-    agg_zero(retired_dir);
+    jg_agg_each_chunk(retired_dir, chunk_zero, NULL);
     memset(&retired, 0, sizeof retired);
     pthread_mutex_unlock(&threads_lock);
 }
 
-jg_site_agg *jg_tls_site_agg(jg_tls *t, jager_site site) { return agg_slot(t->agg_dir, site, 1); }
+jg_site_agg *jg_tls_site_agg(jg_tls *t, jager_site site) { return agg_slot_create(t->agg_dir, site); }
 
 /* ---- thread life ---- */
 static void on_thread_exit(void *arg)
@@ -178,13 +167,13 @@ static void on_thread_exit(void *arg)
     else if (live_head == t) live_head = t->next_all;
     if (t->next_all) t->next_all->prev_all = t->prev_all;
     if (t->generation == atomic_load_explicit(&jg_generation, memory_order_relaxed)) {
-        agg_merge_into_retired(t->agg_dir);
+        jg_agg_each_chunk(t->agg_dir, chunk_merge_into_retired, NULL);
         retired.no_ring += atomic_load_explicit(&t->no_ring_drops, memory_order_relaxed);
         retired.spans += atomic_load_explicit(&t->spans_ended, memory_order_relaxed);
     }
     if (t->ring) {
         /* The collector drains what the thread wrote, then frees the ring. */
-        atomic_store_explicit(&t->ring->orphaned, 1, memory_order_release);
+        jg_ring_orphan(t->ring);
         if (!collector_running) jg_rings_reap();
     }
     pthread_mutex_unlock(&threads_lock);
@@ -201,11 +190,11 @@ static void arm(jg_tls *t, uint32_t gen)
 {
     pthread_mutex_lock(&threads_lock);
     if (t->ring) {
-        atomic_store_explicit(&t->ring->orphaned, 1, memory_order_release);
+        jg_ring_orphan(t->ring);
         t->ring = NULL;
     }
     if (t->generation != gen) {
-        agg_zero(t->agg_dir);
+        jg_agg_each_chunk(t->agg_dir, chunk_zero, NULL);
         atomic_store_explicit(&t->no_ring_drops, 0, memory_order_relaxed);
         atomic_store_explicit(&t->spans_ended, 0, memory_order_relaxed);
     }

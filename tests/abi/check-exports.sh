@@ -15,9 +15,9 @@ awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' "$tmp/nm" | sort -u > "$tmp/exp
 # Declared: the function name on each line that starts with JAGER_API, and the variables
 # declared `JAGER_API extern <type> name;`.
 {
-  grep -h '^JAGER_API' "$include"/jager.h "$include"/jager_plugin.h "$include"/jager_reader.h |
+  grep -h '^JAGER_API' "$include"/jager*.h |
     grep -v '^JAGER_API extern' | grep -o 'jager_[a-z0-9_]*(' | tr -d '('
-  grep -h '^JAGER_API extern' "$include"/jager.h "$include"/jager_plugin.h "$include"/jager_reader.h |
+  grep -h '^JAGER_API extern' "$include"/jager*.h |
     grep -o 'jager_[a-z0-9_]*;' | tr -d ';'
 } | sort -u > "$tmp/declared"
 

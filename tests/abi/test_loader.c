@@ -416,6 +416,46 @@ static void test_reload_across_init_cycles(void **st)
     remove(journal);
 }
 
+/* Options are read with the plugin's own element size: option_size 0 (every plugin built
+ * before it was named) is the 1.0 layout, and an element grown by a later minor is read by
+ * its prefix, with the stride the plugin declared. */
+static const jager_option_desc opts_1_0[] = {{"a", "int", "1", "first"}, {"b", "bool", "0", "second"}};
+typedef struct grown_option {
+    jager_option_desc d;
+    const char *added_later[3];
+} grown_option;
+static const grown_option opts_grown[] = {{{"c", "string", "x", "third"}, {"?", "?", "?"}},
+                                          {{"d", "bytes", "4k", "fourth"}, {"?", "?", "?"}}};
+
+static void test_options_read_with_the_plugins_size(void **st)
+{
+    (void)st;
+    jager_option_desc o;
+    jager_plugin_descriptor d1 = {.struct_size = sizeof d1, .options = opts_1_0, .noptions = 2};
+    assert_int_equal(d1.option_size, 0);
+    assert_int_equal(jager_plugin_option(&d1, 1, &o), 1);
+    assert_string_equal(o.key, "b");
+    assert_string_equal(o.help, "second");
+    assert_int_equal(jager_plugin_option(&d1, 2, &o), 0);
+
+    jager_plugin_descriptor d2 = {.struct_size = sizeof d2, .options = &opts_grown[0].d, .noptions = 2,
+                                  .option_size = sizeof(grown_option)};
+    assert_int_equal(jager_plugin_option(&d2, 1, &o), 1);
+    assert_string_equal(o.key, "d");
+    assert_string_equal(o.default_value, "4k");
+
+    static const jager_option_desc declared[] = {{"e", "int", "2", "fifth"}};
+    jager_plugin_descriptor d3 = {.struct_size = sizeof d3, JAGER_PLUGIN_OPTIONS(declared)};
+    assert_int_equal(d3.noptions, 1);
+    assert_int_equal(d3.option_size, sizeof(jager_option_desc));
+    assert_int_equal(jager_plugin_option(&d3, 0, &o), 1);
+    assert_string_equal(o.type, "int");
+
+    jager_plugin_descriptor bad = d1;
+    bad.option_size = 8; /* smaller than the 1.0 layout: refused */
+    assert_int_equal(jager_plugin_option(&bad, 0, &o), 0);
+}
+
 static void test_no_plugins_requested(void **st)
 {
     abi_run r;
@@ -436,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extension_null_when_not_initialised),
         cmocka_unit_test(test_good_plugin_lifecycle),
+        cmocka_unit_test(test_options_read_with_the_plugins_size),
         cmocka_unit_test(test_older_minor_loads),
         cmocka_unit_test(test_newer_minor_loads),
         cmocka_unit_test(test_unknown_major_refused),

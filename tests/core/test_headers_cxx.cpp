@@ -1,11 +1,11 @@
 // The public headers compile as C++ and the scoped macro works there too.
 #include "jager.h"
-#include "jager_plugin.h"
+#include "jager_record.h"
 #include "jager_reader.h"
+#include "jager_plugin.h"
 
 #include <cstdio>
 #include <cstring>
-
 static int scoped_calls(int n)
 {
     for (int i = 0; i < n; i++) {

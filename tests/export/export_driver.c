@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "jager_reader.h"
 #include "memsink.h"
 
 #define THREADS 2

@@ -21,8 +21,8 @@ if [ -z "$fuzzer" ] || [ ! -x "$fuzzer" ]; then
     fuzzer="$work/fuzz_reader"
     # shellcheck disable=SC2086
     "$cc" -g -O1 -std=gnu11 -D_GNU_SOURCE -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$src/sdk/include" -I"$src/sdk/src" "$src/tests/file/fuzz_reader.c" "$src"/sdk/src/reader*.c \
-        "$src/sdk/src/status.c" $lz4 -o "$fuzzer" || exit 1
+        -I"$src/sdk/include" -I"$src/sdk/src" "$src/tests/file/fuzz_reader.c" "$src"/sdk/src/reader/*.c \
+        "$src/sdk/src/status.c" "$src/sdk/src/containers.c" $lz4 -o "$fuzzer" || exit 1
 fi
 rm -rf "$work/seeds" && mkdir -p "$work/seeds" "$work/corpus" || exit 1
 JAGER_QUIET=1 "$seeds" "$work/seeds" || exit 1

@@ -128,11 +128,11 @@ jager_status jager_reader_stack(const jager_reader *r, jager_stack_id id, const 
 
 uint32_t jager_reader_symbolize(const jager_reader *r, uint64_t ip, jager_frame *out, uint32_t cap)
 {
-    if (!r || !out || !cap || !r->sym_hash_cap) return 0;
+    if (!r || !out || !cap) return 0;
     size_t slot = jg_rd_sym_find(r, ip);
     const rd_symbol *tab = r->symbols.data;
     uint32_t k = 0;
-    for (uint32_t at = r->sym_hash[slot]; at; at = tab[at - 1].next) {
+    for (uint32_t at = jg_idmap_id(&r->sym_map, slot); at; at = tab[at - 1].next) {
         const rd_symbol *s = &tab[at - 1];
         /* keep the cap shallowest frames, sorted by inline depth */
         if (k == cap && s->inline_depth >= out[k - 1].inline_depth) continue;

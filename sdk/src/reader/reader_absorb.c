@@ -74,7 +74,7 @@ static int absorb_meta(jager_reader *r, rd_cur *c)
         size_t j = 0;
         while (j < r->meta.n && strcmp(m[j].key, ks) != 0) j++;
         if (j == r->meta.n) {
-            if (jg_rd_vec_reserve(&r->meta, sizeof(rd_meta), j)) return oom(r);
+            if (jg_vec_reserve(&r->meta, sizeof(rd_meta), j)) return oom(r);
             r->meta.n++;
             m = r->meta.data;
             m[j].key = ks;
@@ -238,7 +238,7 @@ static int absorb_strings(jager_reader *r, rd_cur *c)
                 return jg_rd_fail(r, JAGER_E_FORMAT, "STRINGS block: string %u redefined differently", id);
             continue;
         }
-        if (jg_rd_vec_reserve(&r->strings, sizeof(char *), id)) return oom(r);
+        if (jg_vec_reserve(&r->strings, sizeof(char *), id)) return oom(r);
         const char *t = jg_rd_arena_str(r, s, len);
         if (!t) return oom(r);
         ((const char **)r->strings.data)[id] = t;
@@ -266,7 +266,7 @@ static int absorb_sites(jager_reader *r, rd_cur *c)
                 return jg_rd_fail(r, JAGER_E_FORMAT, "SITES block: site %u redefined differently", id);
             continue;
         }
-        if (jg_rd_vec_reserve(&r->sites, sizeof s, id)) return oom(r);
+        if (jg_vec_reserve(&r->sites, sizeof s, id)) return oom(r);
         ((rd_site *)r->sites.data)[id] = s;
         r->sites.n = (size_t)id + 1;
     }
@@ -285,7 +285,7 @@ static int absorb_threads(jager_reader *r, rd_cur *c)
         if (c->bad) return entry_bad(r, JG_BLOCK_THREADS, i);
         if (dense_check(r, JG_BLOCK_THREADS, id, r->threads.n)) return JAGER_E_FORMAT;
         if (id < r->threads.n) continue; /* a re-read; the first description stands */
-        if (jg_rd_vec_reserve(&r->threads, sizeof(rd_thread), id)) return oom(r);
+        if (jg_vec_reserve(&r->threads, sizeof(rd_thread), id)) return oom(r);
         rd_thread *t = (rd_thread *)r->threads.data + id;
         t->os_tid = tid;
         if (!(t->name = jg_rd_arena_str(r, name, len))) return oom(r);
@@ -308,7 +308,7 @@ static int absorb_counters(jager_reader *r, rd_cur *c)
         if (c->bad) return entry_bad(r, JG_BLOCK_COUNTERS, i);
         if (dense_check(r, JG_BLOCK_COUNTERS, id, r->counters.n)) return JAGER_E_FORMAT;
         if (id < r->counters.n) continue;
-        if (jg_rd_vec_reserve(&r->counters, sizeof k, id)) return oom(r);
+        if (jg_vec_reserve(&r->counters, sizeof k, id)) return oom(r);
         ((rd_counter *)r->counters.data)[id] = k;
         r->counters.n = (size_t)id + 1;
     }
@@ -328,7 +328,7 @@ static int absorb_stacks(jager_reader *r, rd_cur *c)
         c->p += (size_t)depth * 8u;
         if (dense_check(r, JG_BLOCK_STACKS, id, r->stacks.n)) return JAGER_E_FORMAT;
         if (id < r->stacks.n) continue;
-        if (jg_rd_vec_reserve(&r->stacks, sizeof(rd_stack), (size_t)id)) return oom(r);
+        if (jg_vec_reserve(&r->stacks, sizeof(rd_stack), (size_t)id)) return oom(r);
         rd_stack *s = (rd_stack *)r->stacks.data + id;
         uint64_t *copy = depth ? jg_rd_arena_alloc(r, (size_t)depth * 8u) : NULL;
         if (depth && !copy) return oom(r);
@@ -340,38 +340,15 @@ static int absorb_stacks(jager_reader *r, rd_cur *c)
     return 0;
 }
 
-static size_t sym_slot(uint64_t ip, size_t cap)
+static int sym_eq(uint32_t id, const void *key, void *ctx)
 {
-    uint64_t h = ip * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 20) & (cap - 1);
+    return ((const rd_symbol *)ctx)[id - 1].ip == *(const uint64_t *)key;
 }
 
-static int sym_hash_grow(jager_reader *r)
-{
-    size_t cap = r->sym_hash_cap ? r->sym_hash_cap * 2 : 1024;
-    uint32_t *h = calloc(cap, sizeof *h);
-    if (!h) return -1;
-    const rd_symbol *s = r->symbols.data;
-    for (size_t i = 0; i < r->sym_hash_cap; i++) {
-        uint32_t head = r->sym_hash[i];
-        if (!head) continue;
-        size_t j = sym_slot(s[head - 1].ip, cap);
-        while (h[j]) j = (j + 1) & (cap - 1);
-        h[j] = head;
-    }
-    free(r->sym_hash);
-    r->sym_hash = h;
-    r->sym_hash_cap = cap;
-    return 0;
-}
-
-/** The slot holding \p ip's first frame, or the empty slot where it would go. */
+/** The symbol map's slot for \p ip: its first frame (index + 1), or the empty slot where it goes. */
 size_t jg_rd_sym_find(const jager_reader *r, uint64_t ip)
 {
-    const rd_symbol *s = r->symbols.data;
-    size_t j = sym_slot(ip, r->sym_hash_cap);
-    while (r->sym_hash[j] && s[r->sym_hash[j] - 1].ip != ip) j = (j + 1) & (r->sym_hash_cap - 1);
-    return j;
+    return jg_idmap_find(&r->sym_map, jg_hash_mix(0, ip), sym_eq, &ip, r->symbols.data);
 }
 
 static int absorb_symbols(jager_reader *r, rd_cur *c)
@@ -388,22 +365,26 @@ static int absorb_symbols(jager_reader *r, rd_cur *c)
         s.next = 0;
         if (c->bad) return entry_bad(r, JG_BLOCK_SYMBOLS, i);
         if (r->symbols.n >= UINT32_MAX - 1) return oom(r);
-        if ((r->symbols.n + 1) * 2 > r->sym_hash_cap && sym_hash_grow(r)) return oom(r);
+        if (jg_idmap_reserve(&r->sym_map)) return oom(r);
         size_t slot = jg_rd_sym_find(r, s.ip);
         rd_symbol *tab = r->symbols.data;
         int dup = 0;
-        uint32_t *link = &r->sym_hash[slot];
-        while (*link) { /* the same (ip, depth) twice: the first one stands */
-            if (tab[*link - 1].inline_depth == s.inline_depth) { dup = 1; break; }
-            link = &tab[*link - 1].next;
+        uint32_t first = jg_idmap_id(&r->sym_map, slot);
+        for (uint32_t at = first; at; at = tab[at - 1].next) { /* the same (ip, depth) twice: the first one stands */
+            if (tab[at - 1].inline_depth == s.inline_depth) { dup = 1; break; }
         }
         if (dup) continue;
-        if (jg_rd_vec_reserve(&r->symbols, sizeof s, r->symbols.n)) return oom(r);
+        if (jg_vec_reserve(&r->symbols, sizeof s, r->symbols.n)) return oom(r);
         tab = r->symbols.data;
-        link = &r->sym_hash[slot];
-        while (*link) link = &tab[*link - 1].next;
         tab[r->symbols.n] = s;
-        *link = (uint32_t)(r->symbols.n + 1);
+        uint32_t id = (uint32_t)(r->symbols.n + 1);
+        if (!first) {
+            jg_idmap_put(&r->sym_map, slot, jg_hash_mix(0, s.ip), id);
+        } else {
+            uint32_t at = first;
+            while (tab[at - 1].next) at = tab[at - 1].next;
+            tab[at - 1].next = id;
+        }
         r->symbols.n++;
     }
     return 0;

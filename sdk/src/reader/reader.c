@@ -289,7 +289,7 @@ void jager_reader_close(jager_reader *r)
     free(r->counters.data);
     free(r->stacks.data);
     free(r->symbols.data);
-    free(r->sym_hash);
+    jg_idmap_free(&r->sym_map);
     free(r->types);
     free(r->tfast);
     jg_rd_stats_free(&r->stats);

@@ -41,20 +41,6 @@ const char *jg_rd_arena_str(jager_reader *r, const uint8_t *s, size_t n)
     return p;
 }
 
-/** Make room for index \p i in \p v (elements of \p elem bytes, new ones zeroed). */
-int jg_rd_vec_reserve(rd_vec *v, size_t elem, size_t i)
-{
-    if (i < v->cap) return 0;
-    size_t cap = v->cap ? v->cap : 64;
-    while (cap <= i) cap *= 2;
-    void *d = realloc(v->data, cap * elem);
-    if (!d) return -1;
-    memset((uint8_t *)d + v->cap * elem, 0, (cap - v->cap) * elem);
-    v->data = d;
-    v->cap = cap;
-    return 0;
-}
-
 /** Record a terminal error about the current frame and return \p status. */
 int jg_rd_fail(jager_reader *r, int status, const char *fmt, ...)
 {

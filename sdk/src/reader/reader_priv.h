@@ -1,7 +1,9 @@
 /*
  * reader_priv.h — what the `.jgr` reader's files share (reader.c, reader_input.c,
  * reader_absorb.c, reader_tables.c): the reader's state and its hidden helpers.
- * Not installed; nothing outside sdk/src/reader*.c includes it.
+ * Not installed; nothing outside sdk/src/reader/ includes it. The reader shares only
+ * file_format.h (the bytes), status.h (jg_error) and containers.h (jg_vec, jg_idmap) with
+ * the recorder.
  */
 #ifndef JAGER_READER_PRIV_H
 #define JAGER_READER_PRIV_H
@@ -11,9 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "containers.h"
 #include "file_format.h"
-#include "internal.h"
 #include "jager_reader.h"
+#include "status.h"
 
 /** A compressed frame longer than this is refused (ours are ~1 MiB at most). */
 #define RD_FRAME_MAX_BYTES (2ull * JG_BLOCK_MAX_CONTENT)
@@ -73,11 +76,8 @@ typedef struct rd_stats {
     size_t nhb, hb_cap;
 } rd_stats;
 
-/* A growable array of fixed-size elements (the tables). */
-typedef struct rd_vec {
-    void *data;
-    size_t n, cap;
-} rd_vec;
+/* A growable array of fixed-size elements (the tables): the core's jg_vec. */
+typedef jg_vec rd_vec;
 
 struct jager_reader {
     /* input: the caller's memory, or a file read through a window */
@@ -130,8 +130,7 @@ struct jager_reader {
     rd_vec counters; /* rd_counter */
     rd_vec stacks;   /* rd_stack */
     rd_vec symbols;  /* rd_symbol */
-    uint32_t *sym_hash; /* open addressing: index + 1 of an ip's first frame */
-    size_t sym_hash_cap;
+    jg_idmap sym_map;   /* ip → index + 1 of its first frame (frames chain by next) */
     rd_type **types; /* indexed by type id */
     rd_tfast *tfast;
     uint32_t ntypes; /* capacity of both, largest id + 1 */
@@ -156,7 +155,6 @@ static inline uint64_t pad8(uint64_t n) { return (n + 7) & ~7ull; }
 /* reader_input.c: small helpers, input, frames */
 JG_HIDDEN void *jg_rd_arena_alloc(jager_reader *r, size_t size);
 JG_HIDDEN const char *jg_rd_arena_str(jager_reader *r, const uint8_t *s, size_t n);
-JG_HIDDEN int jg_rd_vec_reserve(rd_vec *v, size_t elem, size_t i);
 JG_HIDDEN int jg_rd_fail(jager_reader *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 JG_HIDDEN const char *jg_rd_kind_name(uint32_t kind);
 JG_HIDDEN const uint8_t *jg_rd_in_get(jager_reader *r, uint64_t off, size_t n);
