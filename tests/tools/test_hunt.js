@@ -97,6 +97,12 @@ if (h5 && s5) {
   check(w && w.evidence.dropped === s5.run.dropped && s5.drops.ring_full === s5.run.dropped, `summary counts the same drops (${s5.run.dropped}, ring full)`);
   const burst = s5.sites.find((x) => x.name === 'burst');
   check(burst && burst.exact && burst.calls === 20000 && burst.event_calls < 20000, `exact totals despite drops (${burst && burst.event_calls} span events of 20000 calls)`);
+  // The tree is built from the span events: its burst row is short and says so.
+  const row = s5.trees[0].nodes.find((n) => n.name === 'burst');
+  check(row && row.partial === true && row.calls === burst.event_calls, `tree row of burst flagged partial (${row && row.calls} calls)`);
+  check(burst && s5.run.tree_lost_calls === 20000 - burst.event_calls && s5.run.partial_sites === 1, `lost calls counted (${s5.run.tree_lost_calls})`);
+  const dt = jager(['summary', dr]).out;
+  check(/^burst ~\s/m.test(dt) && new RegExp(`~ ${20000 - burst.event_calls} calls of 1 site never reached the file`).test(dt), 'text marks the short row and says why');
 }
 
 // Simulated clean Julia kernels.

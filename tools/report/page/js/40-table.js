@@ -88,6 +88,10 @@ J.SiteTable.prototype.renderBody = function () {
         var v = c.get(r);
         td.textContent = c.fmt ? c.fmt(v) : v;
         if (c.text) td.title = v;
+        if (c.key === 'self' && r.lost) { /* honest about what the events lack */
+          td.textContent = '~' + td.textContent;
+          td.title = J.fmtInt(r.lost) + ' calls of this site never reached the file: self time is from the recorded calls only';
+        }
         if (c.bar) {
           var b = J.el('span', 'bar');
           b.style.width = Math.max(1, Math.round(40 * v / self.maxTotal)) + 'px';
