@@ -248,9 +248,19 @@ static int print_text(const jm_model *m, const summary_opts *o)
                "  short of them and their parents' self time too high. Which call paths they were on is not recorded;\n"
                "  the exact per-site totals are in the JSON \"sites\" (exact: true) and the report's table.\n",
                m->tree_lost_calls, m->partial_sites, m->partial_sites == 1 ? "" : "s");
-        if (m->sites_without_events)
-            printf("  %u of these sites have no recorded call at all and are missing from the tree.\n",
+        if (m->sites_without_events) {
+            printf("  %u of these sites have no recorded call at all and are missing from the tree:\n",
                    m->sites_without_events);
+            uint32_t shown = 0;
+            for (uint32_t id = 1; id < m->nsites && shown < 8; id++) {
+                const jm_site *s = &m->sites[id];
+                if (!s->exact || !s->calls || s->ev_calls) continue;
+                char fit[256], a[32];
+                jm_text_fit(fit, sizeof fit, s->name, 60);
+                printf("    %s  %" PRIu64 " calls, %s (exact)\n", fit, s->calls, tu_fmt_ns(a, sizeof a, (double)s->total_ns));
+                shown++;
+            }
+        }
     }
     free(sig_shown);
     return rc;
