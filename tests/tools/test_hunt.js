@@ -16,6 +16,8 @@ function wellFormed(h, label) {
       Array.isArray(f.details);
   }
   check(ok, `${label}: every finding has kind, title, location, evidence, hint`);
+  const over = h.findings.filter((f) => !(f.pct_of_run >= 0 && f.pct_of_run <= 100));
+  check(over.length === 0, `${label}: no share above 100 % (${over.map((f) => f.pct_of_run).join(', ')})`);
   const costs = h.findings.filter((f) => f.kind !== 'dropped_events' && f.kind !== 'plugin_events' && f.cost_known).map((f) => f.cost_ns);
   check(costs.every((c, i) => i === 0 || costs[i - 1] >= c), `${label}: ranked by cost (${costs.map((c) => (c / 1e6).toFixed(1)).join(' ≥ ')} ms)`);
   check(h.findings.every((f, i) => f.rank === i + 1), `${label}: ranks 1..n`);

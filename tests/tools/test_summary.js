@@ -127,6 +127,14 @@ if (sc) {
   const expect = (100 * top.reduce((a, n) => a + n.total_ns, 0)) / sc.run.duration_ns;
   check(top.length === 2 && Math.abs(sum - expect) < 1e-3 && sum > 50 && sum <= 100, `top-level shares ${sum.toFixed(2)} % = the phases' time over the run`);
 }
+// No share above 100 % in any tree of any recording here.
+for (const f of [nest, jl, ck]) {
+  for (const v of [[], ['--threads']]) {
+    const { json: j } = jagerJson(['summary', f, ...v]);
+    const bad = j ? j.trees.flatMap((t) => [...walk(t.nodes)]).filter((x) => !(x.node.pct_parent <= 100 && x.node.gc_pct <= 100)) : [1];
+    check(bad.length === 0, `${f.split('/').pop()} ${v.join(' ')}: every %parent and GC % ≤ 100`);
+  }
+}
 const { json: tc } = jagerJson(['summary', ck, '--threads']);
 const mainTree = tc && tc.trees.find((t) => !t.helper);
 check(mainTree && Math.abs(mainTree.nodes.reduce((a, n) => a + n.pct_parent, 0) - 100) < 0.5, 'per thread: the main thread\'s shares sum to 100 %');
