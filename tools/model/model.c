@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model_priv.h"
+#include "plugin_events.h"
 #include "toolutil.h"
 
 #define MSG_KEEP_BYTES 512
@@ -95,7 +96,7 @@ static uint32_t hist_bucket(const jm_priv *p, uint64_t ns)
     return b;
 }
 
-jm_thread_state *jm_thread_state_get(jm_model *m, uint32_t thread)
+static jm_thread_state *thread_state(jm_model *m, uint32_t thread)
 {
     jm_priv *p = m->priv;
     if (thread < p->nts && p->ts[thread].present) return &p->ts[thread]; /* the common case */
@@ -125,7 +126,7 @@ oom:
     return NULL;
 }
 
-jm_site_acc *jm_site_acc_get(jm_model *m, uint32_t site)
+static jm_site_acc *site_acc(jm_model *m, uint32_t site)
 {
     jm_priv *p = m->priv;
     if (site < p->nacc && p->acc[site].seen) return &p->acc[site]; /* the common case */
@@ -261,7 +262,7 @@ static void gc_overlap(jm_model *m, jm_thread_state *ts, uint32_t site, uint64_t
 }
 
 /* Forget pauses that end by \p t (no later span of this thread can overlap them). */
-void jm_gc_prune(jm_model *m, jm_thread_state *ts, uint64_t t, uint32_t keep_max)
+static void gc_prune(jm_model *m, jm_thread_state *ts, uint64_t t, uint32_t keep_max)
 {
     uint32_t n = 0;
     while (n < ts->npauses && (ts->pauses[n].end <= t || ts->npauses - n > keep_max)) {
@@ -300,8 +301,8 @@ static void add_span(jm_model *m, const jager_event *ev)
         m->malformed++;
         return;
     }
-    jm_site_acc *a = jm_site_acc_get(m, rec->h.aux);
-    jm_thread_state *ts = jm_thread_state_get(m, ev->thread);
+    jm_site_acc *a = site_acc(m, rec->h.aux);
+    jm_thread_state *ts = thread_state(m, ev->thread);
     if (!a || !ts) {
         m->malformed++;
         return;
@@ -374,7 +375,7 @@ static void add_span(jm_model *m, const jager_event *ev)
         dst->nodes[0].errors += self.errors;
         dst->nodes[0].gc_ns += self.gc_ns;
         dst->nodes[0].gc_pauses += self.gc_pauses;
-        jm_gc_prune(m, ts, rec->end_ns, m->opt.max_pending_gc);
+        gc_prune(m, ts, rec->end_ns, m->opt.max_pending_gc);
     } else {
         uint32_t n = ts->npending;
         while (n && ts->pending[n - 1].span_id > parent) n--;
@@ -428,8 +429,8 @@ static void add_span_error(jm_model *m, const jager_event *ev)
         return;
     }
     m->span_errors++;
-    jm_site_acc *a = jm_site_acc_get(m, rec->h.aux);
-    jm_thread_state *ts = jm_thread_state_get(m, ev->thread);
+    jm_site_acc *a = site_acc(m, rec->h.aux);
+    jm_thread_state *ts = thread_state(m, ev->thread);
     if (!a || !ts) return;
     a->errors++;
     if (ts->nerrs && ts->errs[ts->nerrs - 1].span_id == rec->span_id) {
@@ -458,6 +459,240 @@ static void add_span_error(jm_model *m, const jager_event *ev)
         m->messages[k] = (jm_message){.site = rec->h.aux, .text = copy, .first_ns = rec->time_ns};
     }
     m->messages[k].count++;
+}
+
+/* ---- plugin records ---- */
+
+/* The model's role for each plugin event it reads (the types and fields: plugin_events.h). */
+static const struct role_def {
+    const jp_plugin *plugin;
+    int event;
+    int role;
+} role_defs[] = {
+    {&jp_gc, JP_GC_PAUSE, JM_ROLE_GC_PAUSE},
+    {&jp_gc, JP_GC_SITE_TIME, JM_ROLE_GC_SITE_TIME},
+    {&jp_gc, JP_GC_STALL, JM_ROLE_GC_STALL},
+    {&jp_dispatch, JP_DISPATCH_SIGNATURE, JM_ROLE_SIGNATURE},
+    {&jp_dispatch, JP_DISPATCH_COMPILE, JM_ROLE_COMPILE},
+    {&jp_dispatch, JP_DISPATCH_SPECIALIZATIONS, JM_ROLE_SPECS},
+    {&jp_dispatch, JP_DISPATCH_INSTABILITY, JM_ROLE_INSTABILITY},
+};
+
+static void resolve_role(jm_model *m, uint16_t type)
+{
+    jm_priv *p = m->priv;
+    p->role[type] = JM_ROLE_OTHER;
+    const jager_type_desc *d = jager_reader_type(m->reader, type);
+    if (!d || !d->name) return;
+    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch)) p->role[type] = JM_ROLE_FAMILIAR;
+    for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
+        const struct role_def *rd = &role_defs[i];
+        if (!jp_is(d->name, rd->plugin, rd->event)) continue;
+        for (int f = 0; f < JM_ROLE_FIELDS && f < JP_MAX_FIELDS && jp_field(rd->plugin, rd->event, f); f++) {
+            uint32_t k = jp_field_index(d, rd->plugin, rd->event, f);
+            p->fields[rd->role][f] = k < JAGER_MAX_FIELDS ? (int8_t)k : -1;
+        }
+        p->role[type] = (uint8_t)rd->role;
+        return;
+    }
+}
+
+/* Field \p f (the event's field enum in plugin_events.h) of a plugin record, 0 when the type or record lacks it. */
+static uint64_t field(const jm_priv *p, int role, const jager_rec_plugin *rec, int f)
+{
+    int k = p->fields[role][f];
+    if (k < 0 || rec->h.words < 3u + (unsigned)k) return 0;
+    return rec->fields[k];
+}
+
+static uint32_t sig_slot(jm_model *m, jm_map *map, void **arr, uint32_t *cap, uint32_t *count, size_t elem,
+                         uint64_t a, uint64_t b)
+{
+    jm_priv *p = m->priv;
+    uint32_t k = jm_map_get(map, a, b);
+    if (k != JM_NONE) return k;
+    if (*count >= m->opt.max_signatures) {
+        m->dispatch_other++;
+        return JM_NONE;
+    }
+    if (jm_grow(arr, cap, *count + 1, elem) != 0 || jm_map_put(map, a, b, *count) != 0) {
+        p->oom = 1;
+        return JM_NONE;
+    }
+    return (*count)++;
+}
+
+static const char *str_or_empty(const jm_model *m, uint64_t id)
+{
+    const char *s = id <= UINT32_MAX ? jager_reader_string(m->reader, (uint32_t)id) : NULL;
+    return s ? s : "";
+}
+
+static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plugin *rec)
+{
+    jm_priv *p = m->priv;
+    int R = JM_ROLE_GC_PAUSE;
+    uint64_t dur = field(p, R, rec, JP_PAUSE_DURATION_NS);
+    if (dur > UINT64_MAX - rec->time_ns) dur = UINT64_MAX - rec->time_ns; /* damaged: keep start ≤ end */
+    jager_stack_id stack = field(p, R, rec, JP_PAUSE_STACK);
+    jm_gc *g = &m->gc;
+    g->pauses++;
+    g->total_ns += dur;
+    if (dur > g->max_ns) g->max_ns = dur;
+    if (field(p, R, rec, JP_PAUSE_FULL)) g->full_pauses++;
+    g->allocd_bytes += field(p, R, rec, JP_PAUSE_ALLOCD_BYTES);
+    g->freed_bytes += field(p, R, rec, JP_PAUSE_FREED_BYTES);
+    uint64_t live = field(p, R, rec, JP_PAUSE_LIVE_BYTES);
+    if (live > g->max_live_bytes) g->max_live_bytes = live;
+
+    uint32_t k = jm_map_get(&p->gc_stack_map, stack, 0);
+    if (k == JM_NONE && g->nstacks < m->opt.max_gc_stacks) {
+        if (jm_grow((void **)&g->stacks, &p->cap_gc_stacks, g->nstacks + 1, sizeof *g->stacks) != 0 ||
+            jm_map_put(&p->gc_stack_map, stack, 0, g->nstacks) != 0) {
+            p->oom = 1;
+        } else {
+            k = g->nstacks++;
+            g->stacks[k].stack = stack;
+        }
+    }
+    if (k == JM_NONE) {
+        g->other_pauses++;
+        g->other_ns += dur;
+    } else {
+        g->stacks[k].pauses++;
+        g->stacks[k].total_ns += dur;
+        if (dur > g->stacks[k].max_ns) g->stacks[k].max_ns = dur;
+    }
+
+    /* The gc plugin emits pauses from its own thread; the thread that triggered (and whose
+     * spans the pause stalled) is named by os_tid. Older files lack it: use the record's. */
+    jm_thread_state *ts = thread_state(m, tu_thread_by_os_tid(m->reader, field(p, R, rec, JP_PAUSE_OS_TID), ev->thread));
+    if (!ts) return;
+    if (ts->npauses && rec->time_ns < ts->pauses[ts->npauses - 1].end) {
+        /* Out of order or overlapping on one thread: keep the order the search relies on. */
+        g->unattributed_ns += dur;
+        return;
+    }
+    if (ts->npauses >= m->opt.max_pending_gc) gc_prune(m, ts, 0, m->opt.max_pending_gc / 2);
+    if (jm_grow((void **)&ts->pauses, &ts->cap_pauses, ts->npauses + 1, sizeof *ts->pauses) != 0) {
+        p->oom = 1;
+        return;
+    }
+    ts->pauses[ts->npauses++] = (jm_pause){rec->time_ns, rec->time_ns + dur, stack, 0, 0};
+}
+
+/* A stall: the pause as the triggering thread's own ring saw it (before the spans it
+ * stalled end). Only the GC time of spans comes from stalls; counts, stacks and the
+ * attribution of trigger stacks stay with gc.pause. */
+static void add_gc_stall(jm_model *m, const jager_event *ev, const jager_rec_plugin *rec)
+{
+    jm_priv *p = m->priv;
+    uint64_t dur = field(p, JM_ROLE_GC_STALL, rec, JP_STALL_DURATION_NS);
+    if (dur > UINT64_MAX - rec->time_ns) dur = UINT64_MAX - rec->time_ns;
+    jm_thread_state *ts = thread_state(m, ev->thread);
+    if (!ts) return;
+    p->have_stalls = 1;
+    if (ts->nstalls && rec->time_ns < ts->stalls[ts->nstalls - 1].end) return; /* keep them ordered */
+    if (ts->nstalls >= m->opt.max_pending_gc) gc_prune(m, ts, 0, m->opt.max_pending_gc / 2);
+    if (jm_grow((void **)&ts->stalls, &ts->cap_stalls, ts->nstalls + 1, sizeof *ts->stalls) != 0) {
+        p->oom = 1;
+        return;
+    }
+    ts->stalls[ts->nstalls++] = (jm_pause){rec->time_ns, rec->time_ns + dur, 0, 0, 0};
+}
+
+static void add_plugin(jm_model *m, const jager_event *ev)
+{
+    jm_priv *p = m->priv;
+    const jager_rec_plugin *rec = (const jager_rec_plugin *)ev->rec;
+    if (p->role[ev->type] == JM_ROLE_UNRESOLVED) resolve_role(m, ev->type);
+    int R = p->role[ev->type];
+    if (R == JM_ROLE_OTHER || R == JM_ROLE_FAMILIAR) return;
+    if (rec->h.words < 2) {
+        m->malformed++;
+        return;
+    }
+    switch (R) {
+    case JM_ROLE_GC_PAUSE:
+        add_gc_pause(m, ev, rec);
+        break;
+    case JM_ROLE_GC_STALL:
+        add_gc_stall(m, ev, rec);
+        break;
+    case JM_ROLE_GC_SITE_TIME: {
+        jm_site_acc *a = site_acc(m, (uint32_t)field(p, R, rec, JP_SITE_TIME_SITE));
+        if (!a) break;
+        a->site_time_gc_ns += field(p, R, rec, JP_SITE_TIME_GC_NS);
+        a->site_time_pauses += field(p, R, rec, JP_SITE_TIME_PAUSES);
+        m->gc.has_site_time = 1;
+        break;
+    }
+    case JM_ROLE_SIGNATURE: {
+        uint64_t site = field(p, R, rec, JP_SIGNATURE_SITE), sig = field(p, R, rec, JP_SIGNATURE_SIGNATURE), calls = field(p, R, rec, JP_SIGNATURE_CALLS);
+        uint32_t k = sig_slot(m, &p->sig_map, (void **)&m->signatures, &p->cap_sigs, &m->nsignatures,
+                              sizeof *m->signatures, site, sig);
+        if (k == JM_NONE) break;
+        jm_signature *s = &m->signatures[k];
+        if (!s->signature) {
+            s->site = (jager_site)site;
+            s->signature = str_or_empty(m, sig);
+        }
+        if (calls > s->calls) s->calls = calls; /* the census repeats at each stop: keep the latest (largest) */
+        break;
+    }
+    case JM_ROLE_INSTABILITY: {
+        uint64_t site = field(p, R, rec, JP_INSTABILITY_SITE), sig = field(p, R, rec, JP_INSTABILITY_SIGNATURE);
+        uint32_t k = sig_slot(m, &p->unstable_map, (void **)&m->instabilities, &p->cap_unstable,
+                              &m->ninstabilities, sizeof *m->instabilities, site, sig);
+        if (k == JM_NONE) break;
+        jm_instability *u = &m->instabilities[k];
+        if (!u->signature) {
+            u->site = (jager_site)site;
+            u->signature = str_or_empty(m, sig);
+            u->reason = "";
+            u->chain = "";
+        }
+        u->flags |= field(p, R, rec, JP_INSTABILITY_FLAGS);
+        const char *reason = str_or_empty(m, field(p, R, rec, JP_INSTABILITY_REASON)), *chain = str_or_empty(m, field(p, R, rec, JP_INSTABILITY_CHAIN));
+        if (!*u->reason) u->reason = reason;
+        if (!*u->chain) u->chain = chain;
+        u->reports++;
+        break;
+    }
+    case JM_ROLE_COMPILE: {
+        uint64_t dur = field(p, R, rec, JP_COMPILE_DURATION_NS), inf = field(p, R, rec, JP_COMPILE_INFERENCE_NS), sig = field(p, R, rec, JP_COMPILE_SIGNATURE);
+        m->compile_count++;
+        m->compile_ns += dur;
+        m->inference_ns += inf;
+        if (dur + inf > m->compile_max_ns) m->compile_max_ns = dur + inf;
+        uint32_t k = sig_slot(m, &p->compile_map, (void **)&m->compiles, &p->cap_compiles, &m->ncompiles,
+                              sizeof *m->compiles, sig, 0);
+        if (k == JM_NONE) break;
+        jm_compile *c = &m->compiles[k];
+        if (!c->signature) c->signature = str_or_empty(m, sig);
+        c->count++;
+        c->codegen_ns += dur;
+        c->inference_ns += inf;
+        break;
+    }
+    case JM_ROLE_SPECS: {
+        uint64_t method = field(p, R, rec, JP_SPECS_METHOD), count = field(p, R, rec, JP_SPECS_COUNT);
+        uint32_t k = sig_slot(m, &p->method_map, (void **)&m->methods, &p->cap_methods, &m->nmethods,
+                              sizeof *m->methods, method, 0);
+        if (k == JM_NONE) break;
+        jm_method_specs *s = &m->methods[k];
+        if (!s->method) {
+            s->method = str_or_empty(m, method);
+            s->file = str_or_empty(m, field(p, R, rec, JP_SPECS_FILE));
+            uint64_t line = field(p, R, rec, JP_SPECS_LINE);
+            s->line = line > UINT32_MAX ? 0 : (uint32_t)line;
+        }
+        if (count > s->count) s->count = count;
+        break;
+    }
+    default:
+        break;
+    }
 }
 
 /* ---- core records ---- */
@@ -539,7 +774,7 @@ jager_status jm_model_add(jm_model *m, const jager_event *ev)
      * time, not how long the event lasted — it must never extend the run. */
     uint64_t end = ev->type < JAGER_EV_FIRST_PLUGIN && ev->end_ns > ev->time_ns ? ev->end_ns : ev->time_ns;
     if (end > m->last_ns) m->last_ns = end;
-    jm_thread_state *ts = jm_thread_state_get(m, ev->thread);
+    jm_thread_state *ts = thread_state(m, ev->thread);
     if (ts) {
         jm_thread *t = &m->threads[ts->slot];
         t->events++;
@@ -555,7 +790,7 @@ jager_status jm_model_add(jm_model *m, const jager_event *ev)
     case JAGER_EV_DROP: add_drop(m, ev); break;
     case JAGER_EV_DIAG: m->diags++; break;
     default:
-        if (ev->type >= JAGER_EV_FIRST_PLUGIN) jm_add_plugin(m, ev);
+        if (ev->type >= JAGER_EV_FIRST_PLUGIN) add_plugin(m, ev);
         break;
     }
     return p->oom ? JAGER_E_NOMEM : JAGER_OK;

@@ -145,14 +145,4 @@ typedef struct jm_priv {
 /* ---- model_finish.c ---- */
 jager_status jm_finish_impl(jm_model *m);
 
-/* Shared by model.c (spans, core records) and model_plugins.c (plugin records). */
-/** The building state of \p thread, created (with its jm_thread) on first use; NULL on OOM. */
-jm_thread_state *jm_thread_state_get(jm_model *m, uint32_t thread);
-/** The accumulator of \p site, created on first use; NULL for an unknown site or on OOM. */
-jm_site_acc *jm_site_acc_get(jm_model *m, uint32_t site);
-/** Forget the pauses of \p ts that end by \p t (beyond \p keep_max, the oldest). */
-void jm_gc_prune(jm_model *m, jm_thread_state *ts, uint64_t t, uint32_t keep_max);
-/** One plugin record: its role (resolved once per type) decides what it feeds. */
-void jm_add_plugin(jm_model *m, const jager_event *ev);
-
 #endif
