@@ -397,7 +397,7 @@ static void json_extras(const jm_model *m)
     printf(",\"gc\":{\"pauses\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"full_pauses\":%" PRIu64
            ",\"pct_of_run\":%.4f}",
            m->gc.pauses, m->gc.total_ns, m->gc.max_ns, m->gc.full_pauses,
-           share_pct((double)m->gc.total_ns, (double)m->run_ns));
+           m->run_ns ? (double)m->gc.total_ns / (double)m->run_ns * 100.0 : 0.0);
     printf(",\"compile\":{\"count\":%" PRIu64 ",\"codegen_ns\":%" PRIu64 ",\"inference_ns\":%" PRIu64 "}", m->compile_count,
            m->compile_ns, m->inference_ns);
     printf(",\"logs\":{");

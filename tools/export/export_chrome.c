@@ -27,8 +27,41 @@
 
 #include "export.h"
 #include "enc_json.h"
+#include "plugin_events.h"
 
-#include "export_chrome_priv.h"
+/* Extra lanes (tids): lane key 0 = GC, 1 = Compiler, 2 + type = a plugin type; each key
+ * has up to LANE_SUBS sub-lanes so that slices which overlap without nesting (compiles on
+ * two threads) never share one (Perfetto requires strict nesting per thread). */
+#define LANE_BASE 1000000000u
+#define LANE_SUBS 64u
+#define LANE_KEY_GC 0u
+#define LANE_KEY_COMPILER 1u
+#define LANE_KEYS (2u + 65536u)
+#define PENDING_MAX 65536u /* attribute sets of open spans kept at most */
+
+typedef struct pending {
+    uint64_t key; /* thread << 32 | span id; 0 = empty */
+    tu_buf attrs; /* JSON members "k":v,… without braces */
+    tu_buf error; /* JSON string of the last error message */
+} pending;
+
+enum type_style { STYLE_UNSET = 0, STYLE_INSTANT, STYLE_COMPLETE, STYLE_COUNTER };
+
+typedef struct chrome_state {
+    jager_reader *r;
+    const export_opts *o;
+    FILE *f;
+    uint64_t base_ns;
+    long long pid;
+    uint64_t events;
+    tu_buf b, tmp;
+    pending *pend;
+    uint32_t npend_slots, npend;
+    uint8_t style[65536];
+    uint64_t *lane_end[LANE_KEYS]; /* per lane key: end of the last slice of each sub-lane */
+    uint8_t lane_subs[LANE_KEYS];  /* sub-lanes in use */
+    int failed;
+} chrome_state;
 
 /* ---- pending span attributes (open addressing, backward-shift deletion) ---- */
 
@@ -99,7 +132,7 @@ static void pend_remove(chrome_state *s, pending *p)
 /* ---- output helpers ---- */
 
 /* ns as microseconds with exactly three decimals. */
-void ch_put_time(tu_buf *b, int64_t ns)
+static void put_time(tu_buf *b, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
     char frac[4] = {'.', (char)('0' + a % 1000 / 100), (char)('0' + a % 100 / 10), (char)('0' + a % 10)};
@@ -108,11 +141,11 @@ void ch_put_time(tu_buf *b, int64_t ns)
     tu_buf_put(b, frac, 4);
 }
 
-void ch_put_ts(chrome_state *s, uint64_t t) { ch_put_time(&s->b, (int64_t)(t - s->base_ns)); }
+static void put_ts(chrome_state *s, uint64_t t) { put_time(&s->b, (int64_t)(t - s->base_ns)); }
 
 /* Start an event object: {"name":…,"cat":…,"ph":…,"ts":…,"pid":…,"tid":… */
-void ch_begin_event(chrome_state *s, const char *name, size_t name_len, const char *cat, const char *ph,
-                    uint64_t ts, uint64_t tid)
+static void begin_event(chrome_state *s, const char *name, size_t name_len, const char *cat, const char *ph,
+                        uint64_t ts, uint64_t tid)
 {
     tu_buf *b = &s->b;
     b->len = 0;
@@ -124,14 +157,14 @@ void ch_begin_event(chrome_state *s, const char *name, size_t name_len, const ch
     TU_PUTS(b, ",\"ph\":\"");
     tu_buf_put(b, ph, strlen(ph));
     TU_PUTS(b, "\",\"ts\":");
-    ch_put_ts(s, ts);
+    put_ts(s, ts);
     TU_PUTS(b, ",\"pid\":");
     ex_put_i64(b, s->pid);
     TU_PUTS(b, ",\"tid\":");
     ex_put_u64(b, tid);
 }
 
-int ch_end_event(chrome_state *s)
+static int end_event(chrome_state *s)
 {
     if (tu_buf_putc(&s->b, '}')) {
         fprintf(stderr, "jager export: out of memory\n");
@@ -162,7 +195,7 @@ static void put_site_args(chrome_state *s, uint32_t site)
     }
 }
 
-const char *ch_site_name(chrome_state *s, uint32_t site, char *buf, size_t size)
+static const char *site_name(chrome_state *s, uint32_t site, char *buf, size_t size)
 {
     const char *name = NULL;
     if (site && jager_reader_site(s->r, site, &name, NULL, NULL) == JAGER_OK && name) return name;
@@ -170,7 +203,7 @@ const char *ch_site_name(chrome_state *s, uint32_t site, char *buf, size_t size)
 }
 
 /* A stack as ["func (file:line)", …], innermost first. */
-void ch_put_stack(chrome_state *s, jager_stack_id id)
+static void put_stack(chrome_state *s, jager_stack_id id)
 {
     const uint64_t *ips = NULL;
     uint32_t n = 0;
@@ -210,10 +243,10 @@ static void on_span(chrome_state *s, const jager_event *ev)
 {
     const jager_rec_span *sp = (const void *)ev->rec;
     char nb[256];
-    const char *name = ch_site_name(s, sp->h.aux, nb, sizeof nb);
-    ch_begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev->thread);
+    const char *name = site_name(s, sp->h.aux, nb, sizeof nb);
+    begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev->thread);
     TU_PUTS(&s->b, ",\"dur\":");
-    ch_put_time(&s->b, (int64_t)(sp->end_ns - sp->start_ns));
+    put_time(&s->b, (int64_t)(sp->end_ns - sp->start_ns));
     TU_PUTS(&s->b, ",\"args\":{");
     put_site_args(s, sp->h.aux);
     TU_PUTS(&s->b, ",\"span_id\":");
@@ -238,7 +271,7 @@ static void on_span(chrome_state *s, const jager_event *ev)
         pend_remove(s, p);
     }
     tu_buf_putc(&s->b, '}');
-    ch_end_event(s);
+    end_event(s);
 }
 
 /* Attributes or an error of an open span: kept for its X event, or (table full) shown as
@@ -281,14 +314,14 @@ static void on_span_extra(chrome_state *s, const jager_event *ev)
         return;
     }
     char nb[256];
-    ch_begin_event(s, is_attr ? "span attributes" : "span error", (size_t)-1, "span", "i", ev->time_ns, ev->thread);
+    begin_event(s, is_attr ? "span attributes" : "span error", (size_t)-1, "span", "i", ev->time_ns, ev->thread);
     TU_PUTS(&s->b, ",\"s\":\"t\",\"args\":{");
     TU_PUTS(&s->b, "\"site\":");
-    ex_json_str(&s->b, ch_site_name(s, h->aux, nb, sizeof nb), (size_t)-1);
+    ex_json_str(&s->b, site_name(s, h->aux, nb, sizeof nb), (size_t)-1);
     tu_buf_printf(&s->b, ",\"span_id\":%u,\"%s\":", span_id, is_attr ? "attributes" : "error");
     tu_buf_put(&s->b, s->tmp.data, s->tmp.len);
     tu_buf_putc(&s->b, '}');
-    ch_end_event(s);
+    end_event(s);
 }
 
 static void on_log(chrome_state *s, const jager_event *ev)
@@ -303,7 +336,7 @@ static void on_log(chrome_state *s, const jager_event *ev)
     size_t nlen = 0;
     while (nlen < blen && nlen < 80 && body[nlen] != '\n') nlen++;
     while (nlen < blen && nlen > 0 && ((unsigned char)body[nlen] & 0xC0) == 0x80) nlen--; /* whole chars */
-    ch_begin_event(s, nlen ? body : ex_severity_text(sev), nlen ? nlen : (size_t)-1, "log", "i", ev->time_ns,
+    begin_event(s, nlen ? body : ex_severity_text(sev), nlen ? nlen : (size_t)-1, "log", "i", ev->time_ns,
                 ev->thread);
     tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"severity_number\":%u,\"body\":",
                   ex_severity_text(sev), sev);
@@ -316,14 +349,14 @@ static void on_log(chrome_state *s, const jager_event *ev)
     if (l->site) {
         char nb[256];
         TU_PUTS(&s->b, ",\"site\":");
-        ex_json_str(&s->b, ch_site_name(s, l->site, nb, sizeof nb), (size_t)-1);
+        ex_json_str(&s->b, site_name(s, l->site, nb, sizeof nb), (size_t)-1);
         tu_buf_printf(&s->b, ",\"span_id\":%u", l->span_id);
     }
     char hex[33];
     if (ex_hex(l->trace_id, 16, hex)) tu_buf_printf(&s->b, ",\"trace_id\":\"%s\"", hex);
     if (ex_hex(l->ctx_span_id, 8, hex)) tu_buf_printf(&s->b, ",\"trace_span_id\":\"%s\"", hex);
     tu_buf_putc(&s->b, '}');
-    ch_end_event(s);
+    end_event(s);
 }
 
 static void on_counter(chrome_state *s, const jager_event *ev)
@@ -336,13 +369,13 @@ static void on_counter(chrome_state *s, const jager_event *ev)
         snprintf(nb, sizeof nb, "counter#%u", c->h.aux);
         name = nb;
     }
-    ch_begin_event(s, name, (size_t)-1, "counter", "C", ev->time_ns, ev->thread);
+    begin_event(s, name, (size_t)-1, "counter", "C", ev->time_ns, ev->thread);
     /* A monotonic counter's samples are the running total of the emitting thread. */
     if (kind == JAGER_COUNTER_MONOTONIC) tu_buf_printf(&s->b, ",\"id\":%u", ev->thread);
     TU_PUTS(&s->b, ",\"args\":{\"value\":");
     ex_json_f64(&s->b, c->value);
     tu_buf_putc(&s->b, '}');
-    ch_end_event(s);
+    end_event(s);
 }
 
 static void on_simple_instant(chrome_state *s, const jager_event *ev)
@@ -356,26 +389,178 @@ static void on_simple_instant(chrome_state *s, const jager_event *ev)
             snprintf(nb, sizeof nb, "mark#%u", h->aux);
             name = nb;
         }
-        ch_begin_event(s, name, (size_t)-1, "mark", "i", ev->time_ns, ev->thread);
+        begin_event(s, name, (size_t)-1, "mark", "i", ev->time_ns, ev->thread);
         TU_PUTS(&s->b, ",\"s\":\"p\"");
     } else if (ev->type == JAGER_EV_DROP) {
         static const char *const reasons[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
         const jager_rec_drop *d = (const void *)h;
-        ch_begin_event(s, "events dropped", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
+        begin_event(s, "events dropped", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
         tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"reason\":\"%s\",\"count\":%" PRIu64 "}",
                       h->aux < 5 ? reasons[h->aux] : "unknown", total >= sizeof *d ? d->count : 0);
     } else { /* diag */
         const jager_rec_diag *d = (const void *)h;
         const char *src = jager_reader_string(s->r, d->source);
         uint32_t n = d->text_len <= total - sizeof *d ? d->text_len : (uint32_t)(total - sizeof *d);
-        ch_begin_event(s, "diagnostic", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
+        begin_event(s, "diagnostic", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
         tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"source\":", ex_severity_text(h->aux));
         ex_json_str(&s->b, src ? src : "", (size_t)-1);
         TU_PUTS(&s->b, ",\"text\":");
         ex_json_str(&s->b, (const char *)h + sizeof *d, n);
         tu_buf_putc(&s->b, '}');
     }
-    ch_end_event(s);
+    end_event(s);
+}
+
+static int duration_field(const jager_type_desc *d)
+{
+    for (uint32_t f = 0; f < d->nfields; f++)
+        if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && d->fields[f].name && !strcmp(d->fields[f].name, "duration_ns"))
+            return (int)f;
+    return -1;
+}
+
+static int classify(const jager_type_desc *d)
+{
+    if (duration_field(d) >= 0) return STYLE_COMPLETE;
+    if (d->nfields == 0) return STYLE_INSTANT;
+    for (uint32_t f = 0; f < d->nfields; f++) {
+        uint32_t k = d->fields[f].kind;
+        if (k != JAGER_FIELD_U64 && k != JAGER_FIELD_I64 && k != JAGER_FIELD_F64 && k != JAGER_FIELD_BYTES &&
+            k != JAGER_FIELD_DURATION_NS)
+            return STYLE_INSTANT;
+    }
+    return STYLE_COUNTER;
+}
+
+/* Plugin fields as JSON members. */
+static void put_fields(chrome_state *s, const jager_type_desc *d, const jager_rec_plugin *p, size_t have, int skip,
+                       int first)
+{
+    for (uint32_t f = 0; f < d->nfields && f < have; f++) {
+        if ((int)f == skip) continue;
+        const jager_field_desc *fd = &d->fields[f];
+        uint64_t v = p->fields[f];
+        if (!first) tu_buf_putc(&s->b, ',');
+        first = 0;
+        ex_json_str(&s->b, fd->name ? fd->name : "field", (size_t)-1);
+        tu_buf_putc(&s->b, ':');
+        switch (fd->kind) {
+        case JAGER_FIELD_I64:
+        case JAGER_FIELD_TIME_NS:
+        case JAGER_FIELD_DURATION_NS: tu_buf_printf(&s->b, "%" PRId64, (int64_t)v); break;
+        case JAGER_FIELD_F64: {
+            double x;
+            memcpy(&x, &v, sizeof x);
+            ex_json_f64(&s->b, x);
+            break;
+        }
+        case JAGER_FIELD_STRING: {
+            const char *str = v <= UINT32_MAX ? jager_reader_string(s->r, (uint32_t)v) : NULL;
+            ex_json_str(&s->b, str, (size_t)-1);
+            break;
+        }
+        case JAGER_FIELD_SITE: {
+            char nb[256];
+            ex_json_str(&s->b, site_name(s, v <= UINT32_MAX ? (uint32_t)v : 0, nb, sizeof nb), (size_t)-1);
+            break;
+        }
+        case JAGER_FIELD_STACK: put_stack(s, v); break;
+        case JAGER_FIELD_BOOL: tu_buf_put(&s->b, v ? "true" : "false", v ? 4 : 5); break;
+        default: tu_buf_printf(&s->b, "%" PRIu64, v);
+        }
+    }
+}
+
+/* The tid for a slice [start, end) of lane \p key: the first sub-lane whose slices all end
+ * by \p start (slices of one sub-lane are disjoint and in order). */
+static uint64_t lane_for(chrome_state *s, uint32_t key, uint64_t start, uint64_t end)
+{
+    if (!s->lane_end[key]) {
+        s->lane_end[key] = calloc(LANE_SUBS, sizeof *s->lane_end[key]);
+        if (!s->lane_end[key]) return LANE_BASE + (uint64_t)key * LANE_SUBS; /* degrade: shared lane */
+    }
+    uint32_t k = 0;
+    while (k < s->lane_subs[key] && s->lane_end[key][k] > start) k++;
+    if (k == LANE_SUBS) k = LANE_SUBS - 1; /* pathological overlap: the last sub-lane */
+    if (k >= s->lane_subs[key]) s->lane_subs[key] = (uint8_t)(k + 1);
+    if (end > s->lane_end[key][k]) s->lane_end[key][k] = end;
+    return LANE_BASE + (uint64_t)key * LANE_SUBS + k;
+}
+
+static void on_plugin(chrome_state *s, const jager_event *ev)
+{
+    const jager_type_desc *d = jager_reader_type(s->r, ev->type);
+    if (!d || !d->name || d->builtin) return;
+    /* gc.stall is the same pause as gc.pause, seen from the stalled thread's ring: the
+     * GC lane draws each collection once. */
+    if (jp_is(d->name, &jp_gc, JP_GC_STALL)) return;
+    if (!s->style[ev->type]) s->style[ev->type] = (uint8_t)classify(d);
+    const jager_rec_plugin *p = (const void *)ev->rec;
+    size_t total = (size_t)ev->rec->words * 8u;
+    size_t have = total >= sizeof *p ? (total - sizeof *p) / 8u : 0;
+    int style = s->style[ev->type];
+    if (style == STYLE_COUNTER && have == 0) style = STYLE_INSTANT; /* a record cut short */
+    switch (style) {
+    case STYLE_COMPLETE: {
+        int df = duration_field(d);
+        uint64_t dur = (size_t)df < have ? p->fields[df] : 0;
+        /* dispatch.compile: time_ns is when inference began; codegen (duration_ns) follows
+         * it, so the slice covers both (docs/event-types.md, the Julia binding's sensor). */
+        if (jp_is(d->name, &jp_dispatch, JP_DISPATCH_COMPILE)) {
+            uint32_t f = jp_field_index(d, &jp_dispatch, JP_DISPATCH_COMPILE, JP_COMPILE_INFERENCE_NS);
+            if (f < have && d->fields[f].kind == JAGER_FIELD_DURATION_NS) dur += p->fields[f];
+        }
+        uint32_t key;
+        const char *name = d->name;
+        if (jp_in_plugin(d->name, &jp_gc)) {
+            key = LANE_KEY_GC;
+            if (jp_is(d->name, &jp_gc, JP_GC_PAUSE)) name = "GC pause";
+        } else if (jp_in_plugin(d->name, &jp_dispatch)) {
+            key = LANE_KEY_COMPILER;
+        } else {
+            key = 2u + ev->type;
+        }
+        uint64_t lane = lane_for(s, key, ev->time_ns, ev->time_ns + dur);
+        /* a compile is named after what it compiled */
+        const char *sig = NULL;
+        for (uint32_t f = 0; f < d->nfields && f < have; f++)
+            if (d->fields[f].kind == JAGER_FIELD_STRING && d->fields[f].name && !strcmp(d->fields[f].name, "signature"))
+                sig = jager_reader_string(s->r, (uint32_t)p->fields[f]);
+        begin_event(s, sig && key == LANE_KEY_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
+        TU_PUTS(&s->b, ",\"dur\":");
+        put_time(&s->b, (int64_t)dur);
+        tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread,
+                      (size_t)df < have ? p->fields[df] : 0);
+        put_fields(s, d, p, have, df, 0);
+        tu_buf_putc(&s->b, '}');
+        break;
+    }
+    case STYLE_COUNTER:
+        /* one counter track per field ("gc.sample.live_bytes"): the series of a sample
+         * type have unrelated scales, and chrome://tracing stacks series of one event */
+        for (uint32_t f = 0; f < d->nfields && f < have; f++) {
+            s->tmp.len = 0;
+            tu_buf_printf(&s->tmp, "%s.%s", d->name, d->fields[f].name ? d->fields[f].name : "field");
+            begin_event(s, (const char *)s->tmp.data, s->tmp.len, d->name, "C", ev->time_ns, ev->thread);
+            TU_PUTS(&s->b, ",\"args\":{\"value\":");
+            uint64_t v = p->fields[f];
+            if (d->fields[f].kind == JAGER_FIELD_F64) {
+                double x;
+                memcpy(&x, &v, sizeof x);
+                ex_json_f64(&s->b, x);
+            } else if (d->fields[f].kind == JAGER_FIELD_I64) ex_put_i64(&s->b, (int64_t)v);
+            else ex_put_u64(&s->b, v);
+            tu_buf_putc(&s->b, '}');
+            if (f + 1 < d->nfields && f + 1 < have && end_event(s)) return;
+        }
+        break;
+    default:
+        begin_event(s, d->name, (size_t)-1, d->name, "i", ev->time_ns, ev->thread);
+        TU_PUTS(&s->b, ",\"s\":\"t\",\"args\":{");
+        put_fields(s, d, p, have, -1, 1);
+        tu_buf_putc(&s->b, '}');
+    }
+    end_event(s);
 }
 
 static int chrome_event(void *st, const jager_event *ev)
@@ -405,7 +590,7 @@ static int chrome_event(void *st, const jager_event *ev)
         if (total >= sizeof(jager_rec_diag)) on_simple_instant(s, ev);
         break;
     default:
-        if (ev->type >= JAGER_EV_FIRST_PLUGIN) ch_on_plugin(s, ev);
+        if (ev->type >= JAGER_EV_FIRST_PLUGIN) on_plugin(s, ev);
     }
     return s->failed ? -1 : 0;
 }
@@ -454,7 +639,7 @@ static void meta_event(chrome_state *s, const char *what, uint64_t tid, const ch
     if (name) ex_json_str(b, name, (size_t)-1);
     else tu_buf_printf(b, "%lld", sort);
     tu_buf_putc(b, '}');
-    ch_end_event(s);
+    end_event(s);
 }
 
 static int chrome_finish(void *st)
@@ -464,7 +649,7 @@ static int chrome_finish(void *st)
     for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
         pending *p = &s->pend[i];
         if (!p->key) continue;
-        ch_begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, p->key >> 32);
+        begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, p->key >> 32);
         tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"span_id\":%u", (uint32_t)p->key);
         if (p->attrs.len) {
             TU_PUTS(&s->b, ",\"attributes\":{");
@@ -476,7 +661,7 @@ static int chrome_finish(void *st)
             tu_buf_put(&s->b, p->error.data, p->error.len);
         }
         tu_buf_putc(&s->b, '}');
-        ch_end_event(s);
+        end_event(s);
     }
     /* process and lane names */
     const char *proc = jager_reader_meta(s->r, "process.name");
