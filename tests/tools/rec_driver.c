@@ -12,6 +12,9 @@
  *   rec_driver julia-clean OUT.jgr        the same kind of run without problems
  *   rec_driver flood OUT.jgr N            N spans as fast as possible (big-file tests, bench)
  *   rec_driver drops OUT.jgr              bursts into a tiny ring, so events are dropped
+ *   rec_driver clock OUT.jgr              two 40 ms phases on the main thread while a thread
+ *                                         named "jager-gc" emits gc.sample, whose cumulative
+ *                                         gc_total_ns (a DURATION_NS field) reads 5 s
  *
  * GC pauses are emitted with the documented gc.pause fields through the core's plugin emit
  * path (no Julia here); their stacks are interned with JIT-style frames added through
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 #include "jager.h"
@@ -323,13 +327,57 @@ static int run_drops(const char *out)
     return 0;
 }
 
+/* ---- clock: "the run" is the END block's span ---- */
+
+static uint16_t t_gc_sample;
+static const jager_field_desc gc_sample_fields[] = {
+    {"live_bytes", JAGER_FIELD_BYTES, 0},  {"allocated_bytes", JAGER_FIELD_BYTES, 0},
+    {"collections", JAGER_FIELD_U64, 0},   {"rss_bytes", JAGER_FIELD_BYTES, 0},
+    {"gc_total_ns", JAGER_FIELD_DURATION_NS, 0},
+};
+static volatile int clock_done;
+
+/* Jäger's own kind of thread: named "jager-…", emitting plugin samples the whole run. */
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "jager-gc");
+    for (uint64_t i = 0; !clock_done; i++) {
+        uint64_t f[5] = {100u << 20, i << 20, i, 300u << 20, 5000000000ull + i * 1000};
+        jg_emit_plugin(t_gc_sample, jager_now_ns(), f, 5);
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static int run_clock(const char *out)
+{
+    if (start(out, NULL) != 0) return 1;
+    if (jg_type_register("gc.sample", gc_sample_fields, 5, 0, &t_gc_sample) != JAGER_OK) return 1;
+    jager_site a = jager_site_register("phase_a", "clock.c", 1), b = jager_site_register("phase_b", "clock.c", 2);
+    pthread_t th;
+    if (pthread_create(&th, NULL, sampler_main, NULL) != 0) return 1;
+    jager_span sa = jager_span_begin(a);
+    spin_ns(40000000);
+    jager_span_end(sa);
+    jager_span sb = jager_span_begin(b);
+    spin_ns(40000000);
+    jager_span_end(sb);
+    clock_done = 1;
+    pthread_join(th, NULL);
+    jager_shutdown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "drops")) return run_drops(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "clock")) return run_clock(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "nest")) return run_nest(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "julia")) return run_julia(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "julia-clean")) return run_julia_clean(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "flood")) return run_flood(argv[2], strtoull(argv[3], NULL, 10));
-    fprintf(stderr, "usage: rec_driver nest OUT EXPECT | julia OUT | julia-clean OUT | flood OUT N\n");
+    fprintf(stderr, "usage: rec_driver nest OUT EXPECT | julia OUT | julia-clean OUT | flood OUT N | clock OUT\n");
     return 2;
 }

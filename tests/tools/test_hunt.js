@@ -16,6 +16,8 @@ function wellFormed(h, label) {
       Array.isArray(f.details);
   }
   check(ok, `${label}: every finding has kind, title, location, evidence, hint`);
+  const over = h.findings.filter((f) => !(f.pct_of_run >= 0 && f.pct_of_run <= 100));
+  check(over.length === 0, `${label}: no share above 100 % (${over.map((f) => f.pct_of_run).join(', ')})`);
   const costs = h.findings.filter((f) => f.kind !== 'dropped_events' && f.kind !== 'plugin_events' && f.cost_known).map((f) => f.cost_ns);
   check(costs.every((c, i) => i === 0 || costs[i - 1] >= c), `${label}: ranked by cost (${costs.map((c) => (c / 1e6).toFixed(1)).join(' ≥ ')} ms)`);
   check(h.findings.every((f, i) => f.rank === i + 1), `${label}: ranks 1..n`);
@@ -97,6 +99,12 @@ if (h5 && s5) {
   check(w && w.evidence.dropped === s5.run.dropped && s5.drops.ring_full === s5.run.dropped, `summary counts the same drops (${s5.run.dropped}, ring full)`);
   const burst = s5.sites.find((x) => x.name === 'burst');
   check(burst && burst.exact && burst.calls === 20000 && burst.event_calls < 20000, `exact totals despite drops (${burst && burst.event_calls} span events of 20000 calls)`);
+  // The tree is built from the span events: its burst row is short and says so.
+  const row = s5.trees[0].nodes.find((n) => n.name === 'burst');
+  check(row && row.partial === true && row.calls === burst.event_calls, `tree row of burst flagged partial (${row && row.calls} calls)`);
+  check(burst && s5.run.tree_lost_calls === 20000 - burst.event_calls && s5.run.partial_sites === 1, `lost calls counted (${s5.run.tree_lost_calls})`);
+  const dt = jager(['summary', dr]).out;
+  check(/^burst ~\s/m.test(dt) && new RegExp(`~ ${20000 - burst.event_calls} calls of 1 site never reached the file`).test(dt), 'text marks the short row and says why');
 }
 
 // Simulated clean Julia kernels.

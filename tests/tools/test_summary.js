@@ -98,4 +98,45 @@ check(asm && Math.abs(asm.node.gc_pct - (100 * asm.node.gc_ns) / asm.node.total_
 const jtxt = jager(['summary', jl]);
 check(/↳ Tuple\{typeof\(deposit!\), Vector\{Particle\}, Particle\{Float(32|64)\}\}\s+10 calls \(50\.0%\)/.test(jtxt.out), 'text shows the signature breakdown');
 check(js && js.event_types.some((t) => t.name === 'gpu.kernel' && t.count === 120 && !t.interpreted), 'unknown plugin type counted by name');
+
+// "The run" is the recording's clock span from its END block in every command, even when a
+// plugin field typed as a duration (gc.sample's cumulative gc_total_ns: 5 s) would reach past
+// it; Jäger's own thread ("jager-gc") is not program time; no share exceeds 100 %.
+const ck = record('clock');
+const infoRun = Number((/^duration_ns: (\d+)$/m.exec(jager(['info', ck]).out) || [])[1]);
+const { json: sc } = jagerJson(['summary', ck]);
+const { json: hc } = jagerJson(['hunt', ck]);
+const rep = jager(['report', ck, '-o', tmp('clock.html')]);
+let rc = null;
+try {
+  const html = fs.readFileSync(tmp('clock.html'), 'utf8');
+  rc = JSON.parse(/<script type="application\/json" id="jager-data">([\s\S]*?)<\/script>/.exec(html)[1]);
+} catch (e) {
+  console.log(`report data unreadable: ${e.message} (exit ${rep.code})`);
+}
+check(infoRun > 80e6 && infoRun < 4e9, `END block span ${infoRun} ns: the 80 ms of phases and start/stop, far below 5 s`);
+const near = (x) => typeof x === 'number' && Math.abs(x - infoRun) <= 1e6;
+check(sc && near(sc.run.duration_ns) && sc.run.duration_from === 'end_block', `summary run ${sc && sc.run.duration_ns} ns = END block's`);
+check(sc && sc.run.end_ns - sc.run.start_ns === sc.run.duration_ns, 'summary start..end is the run');
+check(hc && near(hc.run_ns), `hunt run ${hc && hc.run_ns} ns = END block's`);
+check(rc && near(rc.run.duration_ns) && near(rc.duration_ns), `report run ${rc && rc.run.duration_ns} ns = END block's`);
+check(sc && sc.run.helper_threads === 1 && sc.run.thread_ns === sc.run.duration_ns, `jager-gc left out of the thread time (${sc && sc.run.thread_ns} ns)`);
+if (sc) {
+  const top = sc.trees[0].nodes;
+  const sum = top.reduce((a, n) => a + n.pct_parent, 0);
+  const expect = (100 * top.reduce((a, n) => a + n.total_ns, 0)) / sc.run.duration_ns;
+  check(top.length === 2 && Math.abs(sum - expect) < 1e-3 && sum > 50 && sum <= 100, `top-level shares ${sum.toFixed(2)} % = the phases' time over the run`);
+}
+// No share above 100 % in any tree of any recording here.
+for (const f of [nest, jl, ck]) {
+  for (const v of [[], ['--threads']]) {
+    const { json: j } = jagerJson(['summary', f, ...v]);
+    const bad = j ? j.trees.flatMap((t) => [...walk(t.nodes)]).filter((x) => !(x.node.pct_parent <= 100 && x.node.gc_pct <= 100)) : [1];
+    check(bad.length === 0, `${f.split('/').pop()} ${v.join(' ')}: every %parent and GC % ≤ 100`);
+  }
+}
+const { json: tc } = jagerJson(['summary', ck, '--threads']);
+const mainTree = tc && tc.trees.find((t) => !t.helper);
+check(mainTree && Math.abs(mainTree.nodes.reduce((a, n) => a + n.pct_parent, 0) - 100) < 0.5, 'per thread: the main thread\'s shares sum to 100 %');
+check(tc && tc.trees.some((t) => t.helper && t.name === 'jager-gc'), 'the helper thread is marked');
 done();

@@ -104,10 +104,17 @@ static double top_base(const jm_model *m, const jm_tree *t)
 
 #define NAME_COLS 44
 
+/* part / whole in percent, never above 100 (a part is never more than its whole). */
+static double share_pct(double part, double whole)
+{
+    if (whole <= 0) return 0;
+    return part >= whole ? 100.0 : part / whole * 100.0;
+}
+
 static const char *pct(char *buf, size_t size, double part, double whole)
 {
     if (whole <= 0) snprintf(buf, size, "-");
-    else snprintf(buf, size, "%.1f%%", part / whole * 100.0);
+    else snprintf(buf, size, "%.1f%%", share_pct(part, whole));
     return buf;
 }
 
@@ -168,7 +175,12 @@ static void text_row(const jm_model *m, const jm_tree *t, uint32_t idx, double p
     const jm_site *s = jm_site_get(m, n->site);
     char name[512], c1[32], c2[32], c3[32], c4[32], c5[32], c6[32], c7[32];
     uint32_t room = NAME_COLS > indent + 8 ? NAME_COLS - indent : 8;
-    uint32_t w = jm_text_fit(name, sizeof name, jm_site_name(m, n->site), room);
+    int partial = (n->flags & JM_NODE_PARTIAL) != 0;
+    uint32_t w = jm_text_fit(name, sizeof name, jm_site_name(m, n->site), partial ? room - 2 : room);
+    if (partial && strlen(name) + 3 <= sizeof name) {
+        strcat(name, " ~"); /* short row: see the note under the tree */
+        w += 2;
+    }
     printf("%*s%s%*s %10" PRIu64 " %10s %7s %10s %10s %10s %10s %6s %6" PRIu64 "\n", (int)indent, "", name,
            (int)(room > w ? room - w : 0), "", n->calls, tu_fmt_ns(c1, sizeof c1, (double)n->incl_ns),
            pct(c2, sizeof c2, (double)n->incl_ns, parent_ns),
@@ -220,7 +232,8 @@ static int print_text(const jm_model *m, const summary_opts *o)
         if (o->per_thread) {
             char fit[128];
             jm_text_fit(fit, sizeof fit, m->threads[i].name, 40);
-            printf("thread %u (tid %" PRIu64 "%s%s)\n", m->threads[i].index, m->threads[i].os_tid, *fit ? ", " : "", fit);
+            printf("thread %u (tid %" PRIu64 "%s%s)%s\n", m->threads[i].index, m->threads[i].os_tid, *fit ? ", " : "", fit,
+                   m->threads[i].helper ? " · Jäger's own thread, not counted in the thread time" : "");
             memset(sig_shown, 0, m->nsites ? m->nsites : 1);
         }
         printf("%-*s %10s %10s %7s %10s %10s %10s %10s %6s %6s\n", NAME_COLS, "site", "calls", "total", "%parent",
@@ -229,6 +242,25 @@ static int print_text(const jm_model *m, const summary_opts *o)
         rc = text_tree(m, t, o, sig_shown);
         if (t->folded_calls)
             printf("(%" PRIu64 " calls folded into (other): more distinct call paths than the node cap)\n", t->folded_calls);
+    }
+    if (m->tree_lost_calls) {
+        printf("\n~ %" PRIu64 " calls of %u site%s never reached the file (dropped before writing), so rows marked ~ are\n"
+               "  short of them and their parents' self time too high. Which call paths they were on is not recorded;\n"
+               "  the exact per-site totals are in the JSON \"sites\" (exact: true) and the report's table.\n",
+               m->tree_lost_calls, m->partial_sites, m->partial_sites == 1 ? "" : "s");
+        if (m->sites_without_events) {
+            printf("  %u of these sites have no recorded call at all and are missing from the tree:\n",
+                   m->sites_without_events);
+            uint32_t shown = 0;
+            for (uint32_t id = 1; id < m->nsites && shown < 8; id++) {
+                const jm_site *s = &m->sites[id];
+                if (!s->exact || !s->calls || s->ev_calls) continue;
+                char fit[256], a[32];
+                jm_text_fit(fit, sizeof fit, s->name, 60);
+                printf("    %s  %" PRIu64 " calls, %s (exact)\n", fit, s->calls, tu_fmt_ns(a, sizeof a, (double)s->total_ns));
+                shown++;
+            }
+        }
     }
     free(sig_shown);
     return rc;
@@ -251,12 +283,14 @@ static void json_node(const jm_model *m, const jm_tree *t, uint32_t idx, double 
     json_kv_str("file", s ? s->file : "", 1);
     printf(",\"line\":%u,\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64, s ? s->line : 0, n->calls,
            n->incl_ns, n->excl_ns);
-    printf(",\"pct_parent\":%.4f,\"mean_ns\":%.1f", parent_ns > 0 ? (double)n->incl_ns / parent_ns * 100.0 : 0.0,
+    printf(",\"pct_parent\":%.4f,\"mean_ns\":%.1f", share_pct((double)n->incl_ns, parent_ns),
            n->calls ? (double)n->incl_ns / (double)n->calls : 0.0);
     printf(",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64, n->calls ? n->min_ns : 0, n->max_ns);
     printf(",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64, s ? s->p50_ns : 0, s ? s->p99_ns : 0);
     printf(",\"bytes\":%" PRIu64 ",\"gc_ns\":%" PRIu64 ",\"gc_pauses\":%" PRIu64 ",\"gc_pct\":%.4f,\"errors\":%" PRIu64,
-           n->bytes, n->gc_ns, n->gc_pauses, n->incl_ns ? (double)n->gc_ns / (double)n->incl_ns * 100.0 : 0.0, n->errors);
+           n->bytes, n->gc_ns, n->gc_pauses, share_pct((double)n->gc_ns, (double)n->incl_ns), n->errors);
+    printf(",\"partial\":%s,\"self_partial\":%s", n->flags & JM_NODE_PARTIAL ? "true" : "false",
+           n->flags & JM_NODE_SELF_PARTIAL ? "true" : "false");
     printf(",\"children\":[");
 }
 
@@ -300,9 +334,13 @@ static void json_run(const jm_model *m, const summary_opts *o)
            m->first_ns, m->last_ns, m->run_ns, m->thread_ns, m->events, m->spans, m->nthreads, m->dropped,
            m->info.clean_end ? "true" : "false", m->info.truncated ? "true" : "false");
     printf(",\"spans_total\":%" PRIu64 ",\"span_cost_ns\":%.3f,\"self_cost_ns\":%.1f,\"self_cost_pct\":%.4f,"
-           "\"malformed\":%" PRIu64 "}",
+           "\"malformed\":%" PRIu64,
            m->stats.spans_total, (double)m->stats.span_cost_ns_x1000 / 1000.0, m->self_cost_ns, m->self_cost_pct,
            m->malformed);
+    printf(",\"duration_from\":\"%s\",\"helper_threads\":%u,\"tree_lost_calls\":%" PRIu64 ",\"partial_sites\":%u"
+           ",\"sites_without_events\":%u}",
+           m->run_from_end ? "end_block" : "events", m->helper_threads, m->tree_lost_calls, m->partial_sites,
+           m->sites_without_events);
     printf(",\"metadata\":{");
     size_t nm = jager_reader_meta_count(m->reader);
     int first = 1;
@@ -385,7 +423,7 @@ static int print_json(const jm_model *m, const summary_opts *o)
         const jm_tree *t = o->per_thread ? &m->threads[i].tree : &m->merged;
         printf("%s{\"thread\":%u", i ? "," : "", o->per_thread ? m->threads[i].index : 0);
         if (o->per_thread) {
-            printf(",\"os_tid\":%" PRIu64, m->threads[i].os_tid);
+            printf(",\"os_tid\":%" PRIu64 ",\"helper\":%s", m->threads[i].os_tid, m->threads[i].helper ? "true" : "false");
             json_kv_str("name", m->threads[i].name, 1);
         }
         printf(",\"total_ns\":%" PRIu64 ",\"folded_calls\":%" PRIu64 ",\"nodes\":[", t->nodes[0].incl_ns, t->folded_calls);

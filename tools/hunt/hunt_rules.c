@@ -49,6 +49,7 @@ hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_n
     f->cost_ns = cost_ns;
     double base = hunt_base(m, kind);
     f->pct_of_run = cost_ns > 0 && base > 0 ? cost_ns / base * 100.0 : 0;
+    if (f->pct_of_run > 100.0) f->pct_of_run = 100.0; /* a share never exceeds the whole */
     f->func = "";
     f->file = "";
     return f;

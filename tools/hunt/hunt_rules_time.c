@@ -146,7 +146,7 @@ static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, double
     if (!f) return;
     if (key) key[l->n - 1 - from] = gc_ns;
     if (s) hunt_at_site(f, m, s->id);
-    else f->pct_of_run = base_ns > 0 ? gc_ns / base_ns * 100.0 : 0;
+    else f->pct_of_run = base_ns > 0 ? (gc_ns >= base_ns ? 100.0 : gc_ns / base_ns * 100.0) : 0;
     char where[600] = "";
     if (nt && tr_total && tr[0].func[0] != '(') { /* only a symbolized frame names a trigger */
         char ln[32] = "";
@@ -155,7 +155,7 @@ static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, double
                  tr[0].func, ln);
     }
     char a[32];
-    double share = base_ns > 0 ? gc_ns / base_ns * 100.0 : 0;
+    double share = base_ns > 0 ? (gc_ns >= base_ns ? 100.0 : gc_ns / base_ns * 100.0) : 0;
     if (s)
         f->title = hunt_fmt(l, "GC pressure in `%s`: %.0f%% of its time in %llu pauses%s", s->name, share,
                             (unsigned long long)pauses, where);
@@ -198,8 +198,9 @@ void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l)
     }
     suppress_enclosing(m, l, from, key);
     free(key);
-    /* Run-wide: all GC time against the whole recording window (startup included). */
-    double base = (double)m->thread_ns;
+    /* Run-wide: all GC time against the whole recording window (startup included), the run's
+     * wall-clock span — a collection stops every thread — as `jager summary` prints it. */
+    double base = (double)m->run_ns;
     if (l->n == from && base > 0 && (double)m->gc.total_ns >= GC_RUN_SHARE * base && m->gc.pauses >= GC_MIN_PAUSES)
         gc_finding(m, l, NULL, (double)m->gc.total_ns, m->gc.pauses, base, NULL, 0, NULL, 0);
 }

@@ -769,7 +769,10 @@ jager_status jm_model_add(jm_model *m, const jager_event *ev)
     m->events++;
     p->type_counts[ev->type]++;
     if (ev->time_ns && ev->time_ns < m->first_ns) m->first_ns = ev->time_ns;
-    uint64_t end = ev->end_ns > ev->time_ns ? ev->end_ns : ev->time_ns;
+    /* A plugin event counts at its time: the reader gives it an extent from its first
+     * DURATION_NS field, which may be a cumulative total (gc.sample's gc_total_ns) or a CPU
+     * time, not how long the event lasted — it must never extend the run. */
+    uint64_t end = ev->type < JAGER_EV_FIRST_PLUGIN && ev->end_ns > ev->time_ns ? ev->end_ns : ev->time_ns;
     if (end > m->last_ns) m->last_ns = end;
     jm_thread_state *ts = thread_state(m, ev->thread);
     if (ts) {

@@ -83,7 +83,7 @@ typedef struct jm_node {
     uint32_t first_child;   /**< node index or JM_NONE */
     uint32_t next_sibling;  /**< node index or JM_NONE */
     uint32_t depth;         /**< 0 for the root */
-    uint32_t reserved;
+    uint32_t flags;         /**< JM_NODE_* */
     uint64_t calls;         /**< span events on this path */
     uint64_t incl_ns;       /**< sum of their durations */
     uint64_t excl_ns;       /**< incl_ns minus the children's incl_ns (per call, never below 0) */
@@ -93,6 +93,11 @@ typedef struct jm_node {
     uint64_t gc_ns;         /**< GC pause time overlapping these spans (inclusive) */
     uint64_t gc_pauses;     /**< pauses overlapping them */
 } jm_node;
+
+/* jm_node.flags: what the file's exact aggregates say about a node built from events. */
+#define JM_NODE_PARTIAL 1u      /**< its site lost span events (the STATS block counts more calls):
+                                     calls and times of this row are short */
+#define JM_NODE_SELF_PARTIAL 2u /**< a child's site lost events: this row's self time is too high */
 
 /** A path-keyed call tree. nodes[0] is the root; its incl_ns is the sum of top-level spans. */
 typedef struct jm_tree {
@@ -245,9 +250,14 @@ typedef struct jm_thread {
     uint64_t os_tid;
     const char *name;       /**< "" if unnamed */
     uint64_t events, spans;
-    uint64_t first_ns, last_ns;
+    uint64_t first_ns, last_ns;   /**< first start .. last end of its events, within the run */
+    int helper;             /**< 1: one of Jäger's own threads ("jager-…"), not program time */
     jm_tree tree;
 } jm_thread;
+
+/** 1 if a thread of this name is one of Jäger's own (the collector "jager-collector", the
+ *  gc plugin's "jager-gc": every helper thread of the core and its plugins is named "jager-…"). */
+int jm_thread_is_helper(const char *name);
 
 /** Log severities folded to the OpenTelemetry ranges. */
 enum { JM_SEV_TRACE, JM_SEV_DEBUG, JM_SEV_INFO, JM_SEV_WARN, JM_SEV_ERROR, JM_SEV_FATAL, JM_SEV_COUNT };
@@ -262,11 +272,22 @@ typedef struct jm_model {
 
     /* Run */
     uint64_t events;              /**< events seen */
-    uint64_t first_ns, last_ns;   /**< first start .. last end over all timed events */
-    uint64_t run_ns;              /**< last_ns - first_ns (or info end - start when larger) */
-    uint64_t thread_ns;           /**< the sum over threads of their time windows (first..last event),
-                                       at least run_ns: the whole of "thread time" that shares of
+    uint64_t first_ns, last_ns;   /**< the run: the recording's start .. end (END block), or in a
+                                       file without one its first start .. last end over the events
+                                       (a plugin event at its time: its duration fields never extend it) */
+    uint64_t run_ns;              /**< last_ns - first_ns */
+    int run_from_end;             /**< 1: the run is the END block's clock span; 0: from events */
+    uint64_t thread_ns;           /**< the sum over the program's threads (Jäger's own left out) of
+                                       their time windows (first..last event, within the run), at
+                                       least run_ns: the whole of "thread time" that shares of
                                        multi-threaded work are taken of */
+    uint32_t helper_threads;      /**< Jäger's own threads seen (jm_thread.helper) */
+    /* The trees are built from span events; the per-site totals of the STATS block are exact.
+     * When spans were lost (a full ring) the trees are short of them: counted here, and the
+     * nodes concerned flagged (JM_NODE_PARTIAL), so no view shows a short row as complete. */
+    uint64_t tree_lost_calls;     /**< calls counted exactly per site but missing from the trees */
+    uint32_t partial_sites;       /**< sites with such calls */
+    uint32_t sites_without_events;/**< of them, sites with no span event at all (not in any tree) */
     int have_stats;               /**< the file had a STATS block */
     jager_stat stats;             /**< core counters from it (zeroed if none) */
     uint64_t spans;               /**< span events seen */

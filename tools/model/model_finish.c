@@ -195,6 +195,76 @@ static int build_sites(jm_model *m)
     return tree_site_times(m);
 }
 
+/* ---- the run ---- */
+
+/* "The run" is the recording's clock span, init to shutdown, as its END block states; only
+ * a file without one (cut short, crashed) takes it from its events (first start .. last end,
+ * plugin events at their time: jm_model_add). Thread windows are clamped into it. Jäger's own
+ * threads (named "jager-…": the collector, the gc plugin's) do no program work: they are left
+ * out of the thread time that top-level shares are taken of. */
+static void run_window(jm_model *m)
+{
+    if (m->first_ns == UINT64_MAX) m->first_ns = m->last_ns = 0;
+    if (m->info.end_ns > m->info.start_ns) {
+        m->run_from_end = 1;
+        m->first_ns = m->info.start_ns;
+        m->last_ns = m->info.end_ns;
+    }
+    m->run_ns = m->last_ns - m->first_ns;
+    m->thread_ns = 0;
+    m->helper_threads = 0;
+    for (uint32_t i = 0; i < m->nthreads; i++) {
+        jm_thread *t = &m->threads[i];
+        if (t->first_ns < m->first_ns) t->first_ns = m->first_ns;
+        if (t->last_ns > m->last_ns) t->last_ns = m->last_ns;
+        if (t->last_ns < t->first_ns) t->last_ns = t->first_ns;
+        t->helper = jm_thread_is_helper(t->name);
+        if (t->helper) {
+            m->helper_threads++;
+            continue;
+        }
+        m->thread_ns += t->last_ns - t->first_ns;
+    }
+    if (m->thread_ns < m->run_ns) m->thread_ns = m->run_ns;
+}
+
+/* ---- what the trees lack ---- */
+
+static void mark_tree(const jm_model *m, jm_tree *t, const uint8_t *lost)
+{
+    for (uint32_t i = 1; i < t->count; i++) {
+        jm_node *n = &t->nodes[i];
+        if (n->site >= m->nsites || !lost[n->site]) continue;
+        n->flags |= JM_NODE_PARTIAL;
+        if (n->parent != JM_NONE && n->parent != 0) t->nodes[n->parent].flags |= JM_NODE_SELF_PARTIAL;
+    }
+}
+
+/* A site whose exact count (STATS) exceeds its span events lost calls before they reached
+ * the file. Which call paths they were on is not in the file (only per-site aggregates are):
+ * flag the nodes of such sites rather than present them as complete. */
+static int mark_partial(jm_model *m)
+{
+    m->tree_lost_calls = 0;
+    m->partial_sites = m->sites_without_events = 0;
+    uint8_t *lost = calloc(m->nsites ? m->nsites : 1, 1);
+    if (!lost) return -1;
+    for (uint32_t id = 1; id < m->nsites; id++) {
+        const jm_site *s = &m->sites[id];
+        if (!s->exact || s->calls <= s->ev_calls) continue;
+        lost[id] = 1;
+        m->tree_lost_calls += s->calls - s->ev_calls;
+        m->partial_sites++;
+        if (!s->ev_calls) m->sites_without_events++;
+    }
+    if (m->partial_sites) {
+        mark_tree(m, &m->merged, lost);
+        for (uint32_t i = 0; i < m->nthreads; i++) mark_tree(m, &m->threads[i].tree, lost);
+    }
+    free(lost);
+    return 0;
+}
+
 /* ---- sorting ---- */
 
 static int cmp_u64_desc(uint64_t a, uint64_t b) { return a < b ? 1 : a > b ? -1 : 0; }
@@ -325,17 +395,8 @@ jager_status jm_finish_impl(jm_model *m)
     sort_tables(m);
     if (build_counters_and_types(m) != 0) return JAGER_E_NOMEM;
 
-    if (m->first_ns == UINT64_MAX) m->first_ns = m->last_ns = 0;
-    m->run_ns = m->last_ns - m->first_ns;
-    if (m->info.end_ns > m->info.start_ns && m->info.end_ns - m->info.start_ns > m->run_ns) {
-        m->run_ns = m->info.end_ns - m->info.start_ns;
-        if (!m->first_ns || m->info.start_ns < m->first_ns) m->first_ns = m->info.start_ns;
-        if (m->info.end_ns > m->last_ns) m->last_ns = m->info.end_ns;
-    }
-    m->thread_ns = 0;
-    for (uint32_t i = 0; i < m->nthreads; i++)
-        if (m->threads[i].last_ns > m->threads[i].first_ns) m->thread_ns += m->threads[i].last_ns - m->threads[i].first_ns;
-    if (m->thread_ns < m->run_ns) m->thread_ns = m->run_ns;
+    run_window(m);
+    if (mark_partial(m) != 0) return JAGER_E_NOMEM;
     uint64_t drops = 0;
     for (int i = 0; i < JAGER_DROP_REASONS; i++) drops += m->drop_records[i];
     m->dropped = m->have_stats && m->stats.events_dropped > drops ? m->stats.events_dropped : drops;

@@ -145,3 +145,5 @@ uint32_t jm_text_fit(char *buf, size_t size, const char *s, uint32_t cols)
     buf[o] = 0;
     return w;
 }
+
+int jm_thread_is_helper(const char *name) { return name && !strncmp(name, "jager-", 6); }

@@ -355,6 +355,8 @@ static void write_table(FILE *out, const rm_input *in, uint32_t proc, int *first
         key_u64(out, "errors", s->errors);
         key_u64(out, "gc", s->gc_ns);
         key_u64(out, "exact", s->exact ? 1 : 0);
+        /* calls the exact count has but the span events lack: self time is from the rest */
+        if (s->exact && s->calls > s->ev_calls) key_u64(out, "lost", s->calls - s->ev_calls);
         if (s->unstable_count) fputs(",\"unstable\":1", out);
         fputs(",\"sigs\":[", out);
         for (uint32_t k = 0; k < s->sig_count && s->sig_first + k < m->nsignatures; k++) {

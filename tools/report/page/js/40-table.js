@@ -20,7 +20,7 @@ J.SiteTable = function (data) {
     { key: 'p99', label: 'p99', get: function (r) { return r.p99; }, fmt: J.fmtNs },
     { key: 'max', label: 'Max', get: function (r) { return r.max; }, fmt: J.fmtNs },
     { key: 'bytes', label: 'Allocated', get: function (r) { return r.bytes || 0; }, fmt: J.fmtBytes },
-    { key: 'gc', label: 'GC %', get: function (r) { return r.total ? (r.gc || 0) / r.total : 0; }, fmt: J.fmtPct },
+    { key: 'gc', label: 'GC %', get: function (r) { return r.total ? Math.min(1, (r.gc || 0) / r.total) : 0; }, fmt: J.fmtPct },
     { key: 'errors', label: 'Errors', get: function (r) { return r.errors || 0; }, fmt: J.fmtInt },
     { key: 'sigs', label: 'Signatures', cls: 'sigs', get: function (r) { return (r.sigs || []).length; }, sigs: true }
   ];
@@ -88,6 +88,10 @@ J.SiteTable.prototype.renderBody = function () {
         var v = c.get(r);
         td.textContent = c.fmt ? c.fmt(v) : v;
         if (c.text) td.title = v;
+        if (c.key === 'self' && r.lost) { /* honest about what the events lack */
+          td.textContent = '~' + td.textContent;
+          td.title = J.fmtInt(r.lost) + ' calls of this site never reached the file: self time is from the recorded calls only';
+        }
         if (c.bar) {
           var b = J.el('span', 'bar');
           b.style.width = Math.max(1, Math.round(40 * v / self.maxTotal)) + 'px';
