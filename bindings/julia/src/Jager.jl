@@ -28,6 +28,7 @@ using Printf
 export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger, JagerError
 
 include("lib.jl")
+include("own.jl")
 include("abi.jl")
 include("attrs.jl")
 include("typed_ir.jl")
@@ -55,16 +56,21 @@ precompile(nothrow, (Type,))
 precompile(_on_new_signature, (UInt32, Type))
 precompile(_fail, (Site, JagerSpan, Int64, Any, Any))
 precompile(start, ())
+precompile(attach_env!, ())
 precompile(stop, ())
 precompile(drain, ())
 precompile(symbolize!, ())
 precompile(print_timings, (Base.TTY,))
+precompile(print_timings, (Base.GenericIOBuffer{Array{UInt8,1}},))
+precompile(timing_tree, (String,))
+precompile(tree_rows!, (Vector{Vector{String}}, TimingNode, Int, Float64))
 
 function __init__()
     ENABLED[] = false
     find_tls_world!()
     load_library!()
     attach_external!()
+    attach_env!()
     return nothing
 end
 

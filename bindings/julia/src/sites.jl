@@ -44,6 +44,14 @@ max_thread_slots() = HAS_MAXTHREADID ? Threads.maxthreadid() : Threads.nthreads(
 
 # Registration happens once per Site, at its first call while recording.
 @noinline function register!(st::Site)
+    own_pause(+1)
+    try
+        return register_unpaused!(st)
+    finally
+        own_pause(-1)
+    end
+end
+function register_unpaused!(st::Site)
     lock(SITES_LOCK)
     try
         st.id != 0 && return st.id
@@ -146,6 +154,14 @@ unguarded_now(slot::SigSlot) = slot.fast == world_now()
 # world that is current now; the proof (≈ 0.1 ms of inference, once per signature and
 # world, cached) runs outside SITES_LOCK.
 @noinline function decide_nothrow!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
+    own_pause(+1)
+    try
+        return decide_nothrow_unpaused!(st, slot, sig, unguarded_ok)
+    finally
+        own_pause(-1)
+    end
+end
+function decide_nothrow_unpaused!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
     ok = unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && nothrow_world(sig) != 0
     w = world_now()   # after the proof, which may move it (see nothrow_world)
     if slot.last === sig
@@ -160,6 +176,14 @@ end
 const NOTHROW_SIGS_PER_SITE = 8
 
 @noinline function signature_slow!(st::Site, @nospecialize(sig), tid::Int, unguarded_ok::Bool)
+    own_pause(+1)
+    try
+        return signature_slow_unpaused!(st, sig, tid, unguarded_ok)
+    finally
+        own_pause(-1)
+    end
+end
+function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguarded_ok::Bool)
     isnew = false
     lock(SITES_LOCK)
     try
@@ -309,6 +333,14 @@ argument signature `sig` or `nothing`, the site) and close the span. Never throw
 caller rethrows the user's exception unchanged right after.
 """
 @noinline function _fail(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), @nospecialize(exc))
+    own_pause(+1)
+    try
+        return _fail_unpaused(st, sp, b0, sig, exc)
+    finally
+        own_pause(-1)
+    end
+end
+function _fail_unpaused(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), @nospecialize(exc))
     try
         T = string(typeof(exc))
         msg = try
