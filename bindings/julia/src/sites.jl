@@ -162,7 +162,12 @@ unguarded_now(slot::SigSlot) = slot.fast == world_now()
     end
 end
 function decide_nothrow_unpaused!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
-    ok = unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && nothrow_world(sig) != 0
+    ok = false
+    if unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE
+        short = site_is_short(st.id)
+        short === nothing && return false   # not timed yet: keep the handler, ask again next call
+        ok = short && nothrow_world(sig) != 0
+    end
     w = world_now()   # after the proof, which may move it (see nothrow_world)
     if slot.last === sig
         slot.world = w
@@ -174,6 +179,25 @@ end
 # Limit on the signatures of one site whose nothrow proof is attempted: a site that sees
 # many (Val{N} loops) keeps its handler rather than pay inference for each.
 const NOTHROW_SIGS_PER_SITE = 8
+
+"""
+Calls at a site whose fastest call took longer than this keep the handler without a proof:
+the handler's ≈ 20 ns is then ≤ 1 % of the call, while the proof — inference of the callee
+and a few levels below, 1–130 ms on real kernels, which rarely pass it (bounds checks) —
+would cost more than the handler saves. Only short calls, where the handler matters and
+whose code is small, are proved.
+"""
+const NOTHROW_MAX_NS = 2_000
+
+# Whether the site's calls are short enough to be worth a proof, from the core's exact
+# aggregates: `nothing` until two calls were timed (the first one includes its compile).
+function site_is_short(id::UInt32)
+    r = sized(JagerSiteStat)
+    ccall((:jager_site_stats, LIB), Int32, (UInt32, Ptr{JagerSiteStat}), id, r) == OK || return false
+    s = r[]
+    s.calls < 2 && return nothing
+    return s.min_ns <= NOTHROW_MAX_NS
+end
 
 @noinline function signature_slow!(st::Site, @nospecialize(sig), tid::Int, unguarded_ok::Bool)
     own_pause(+1)
@@ -219,9 +243,10 @@ function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguar
         unlock(SITES_LOCK)
     end
     isnew && _on_new_signature(st.id, sig)
-    # A signature's first call keeps the handler and leaves the proof to its second: the
-    # first call compiles the callee, and the proof's own inference, run before it, would
-    # take that inference out of the compile events the dispatch sensor records.
+    # A signature's first call keeps the handler and leaves the decision to later calls:
+    # the first call compiles the callee (the proof's own inference, run before it, would
+    # take that inference out of the compile events the dispatch sensor records), and the
+    # site must have been timed (site_is_short) before a proof is worth trying.
     isnew && return false
     return decide_nothrow!(st, st.slots[tid], sig, unguarded_ok)
 end
