@@ -50,6 +50,7 @@ end
 # Compiled into the package image, so that a site's first call, first new signature,
 # first error and first log record do not pay inference at run time.
 precompile(register!, (Site,))
+precompile(new_slots, (Int,))
 precompile(signature_slow!, (Site, Any, Int, Bool))
 precompile(nothrow_world, (Type,))
 precompile(nothrow, (Type,))

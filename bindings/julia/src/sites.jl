@@ -42,6 +42,16 @@ const SITES = Site[]
 const HAS_MAXTHREADID = isdefined(Threads, :maxthreadid)
 max_thread_slots() = HAS_MAXTHREADID ? Threads.maxthreadid() : Threads.nthreads()
 
+# A plain loop, not a comprehension: `collect` specialized on a closure of this module is
+# inferred and compiled at a site's first call (Julia 1.5 caches no such specialization).
+function new_slots(n::Int)
+    v = Vector{SigSlot}(undef, n)
+    for i in 1:n
+        v[i] = SigSlot()
+    end
+    return v
+end
+
 # Registration happens once per Site, at its first call while recording.
 @noinline function register!(st::Site)
     own_pause(+1)
@@ -59,7 +69,7 @@ function register_unpaused!(st::Site)
         id = ccall((:jager_site_register, LIB), UInt32, (Cstring, Cstring, UInt32),
                    st.name, st.file, UInt32(clamp(st.line, 0, typemax(UInt32))))
         id == 0 && return UInt32(0) # the core said why (invalid name): spans stay inert
-        st.slots = [SigSlot() for _ in 1:max_thread_slots()]
+        st.slots = new_slots(max_thread_slots())
         push!(SITES, st)
         describe_site(st, id)
         st.id = id
@@ -212,7 +222,7 @@ function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguar
     lock(SITES_LOCK)
     try
         if tid > length(st.slots) # a thread the site was not sized for (foreign/adopted)
-            st.slots = vcat(st.slots, [SigSlot() for _ in length(st.slots)+1:tid])
+            append!(st.slots, new_slots(tid - length(st.slots)))
         end
         slot = st.slots[tid]
         idx = 0
