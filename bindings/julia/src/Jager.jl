@@ -28,6 +28,7 @@ using Printf
 export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger, JagerError
 
 include("lib.jl")
+include("own.jl")
 include("abi.jl")
 include("attrs.jl")
 include("typed_ir.jl")
@@ -49,22 +50,28 @@ end
 # Compiled into the package image, so that a site's first call, first new signature,
 # first error and first log record do not pay inference at run time.
 precompile(register!, (Site,))
+precompile(new_slots, (Int,))
 precompile(signature_slow!, (Site, Any, Int, Bool))
 precompile(nothrow_world, (Type,))
 precompile(nothrow, (Type,))
 precompile(_on_new_signature, (UInt32, Type))
 precompile(_fail, (Site, JagerSpan, Int64, Any, Any))
 precompile(start, ())
+precompile(attach_env!, ())
 precompile(stop, ())
 precompile(drain, ())
 precompile(symbolize!, ())
 precompile(print_timings, (Base.TTY,))
+precompile(print_timings, (Base.GenericIOBuffer{Array{UInt8,1}},))
+precompile(timing_tree, (String,))
+precompile(tree_rows!, (Vector{Vector{String}}, TimingNode, Int, Float64))
 
 function __init__()
     ENABLED[] = false
     find_tls_world!()
     load_library!()
     attach_external!()
+    attach_env!()
     return nothing
 end
 

@@ -66,6 +66,16 @@ struct JagerSiteStat
     hist::NTuple{HIST_BUCKETS,UInt64}
 end
 
+"`jager_event` (32 bytes): one event as libjager's reader returns it."
+struct JagerEvent
+    rec::Ptr{UInt8}
+    thread::UInt32
+    type::UInt16
+    reserved::UInt16
+    time_ns::UInt64
+    end_ns::UInt64
+end
+
 "`jager_stat` (128 bytes): the core's counters."
 struct JagerStat
     struct_size::UInt32

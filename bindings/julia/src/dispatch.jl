@@ -11,6 +11,12 @@ module DispatchSensor
 
 using Libdl
 import ..Jager
+
+# The sensor runs off the hot path (drains, verdicts): its code needs little optimisation,
+# and LLVM's time on it is what Jager.stop() waits for at its first drain.
+@static if isdefined(Base, :Experimental) && isdefined(Base.Experimental, Symbol("@optlevel"))
+    Base.Experimental.@optlevel 0
+end
 using ..Jager: LIB, available, NEW_SIGNATURE_HOOKS, START_HOOKS, STOP_HOOKS, signature_counts
 using ..Jager: CONST_TYPE, typed_ir, widen, resolve, callee_value, arg_type, method_matches
 

@@ -21,14 +21,22 @@ const FLUSH_HOOKS = Function[]
 
 mutable struct Session
     external::Bool            # recording started outside Julia (e.g. LD_PRELOAD + JAGER_OUTPUT)
+    from_env::Bool            # started by `using Jager` because JAGER_OUTPUT/JAGER_PLUGINS is set
     start_ns::UInt64          # time_ns() at start
     stop_ns::UInt64           # time_ns() at stop, 0 while recording
     output::Union{Nothing,String}
     stats::Vector{Tuple{Site,JagerSiteStat}}   # snapshot taken by stop() for print_timings()
+    dropped::Int              # events the core dropped, as stop() saw them
 end
-const SESSION = Session(false, 0, 0, nothing, Tuple{Site,JagerSiteStat}[])
+const SESSION = Session(false, false, 0, 0, nothing, Tuple{Site,JagerSiteStat}[], 0)
 
-"True while recording."
+"""
+    Jager.isrecording()
+
+True while recording: after `start()`, or from `using Jager` on when the environment
+sets `JAGER_OUTPUT` or `JAGER_PLUGINS` (that recording ends at `stop()` or at exit), or
+when a preloaded libjager records.
+"""
 isrecording() = ENABLED[]
 
 function run_hooks(hooks::Vector{Function}, what::String)
@@ -69,14 +77,19 @@ arguments override them: `output` (path of the .jgr file, `"%p"` becomes the pid
 `plugins` (`"gc,dispatch"` or a vector of names), `ring_mode` (`:discard`/`:overwrite`),
 `sample` (`:all`, `n`, or `(:interval, ns)`), `bytes` (record allocated bytes per span).
 Returns `true` when recording, `false` when the configuration disables recording
-(`JAGER_DISABLE=1`). Throws if already recording, if libjager is missing or if the
-core refuses the configuration (with its message).
+(`JAGER_DISABLE=1`). Throws a [`JagerError`](@ref) if already recording, if libjager is
+missing or if the core refuses the configuration (with its message).
+
+When `using Jager` already started recording because `JAGER_OUTPUT` or `JAGER_PLUGINS` is
+set (see [`isrecording`](@ref)), `start()` joins that recording: it returns `true` and
+starts no second one (its keyword arguments are then not applied).
 """
 function start(; output = nothing, plugins = nothing, plugin_path = nothing, filter = nothing,
                ring_bytes = nothing, ring_mode = nothing, flush_interval_ms = nothing,
                sample = nothing, max_threads = nothing, quiet = nothing, disable = nothing,
                bytes::Bool = true, env::Bool = true)
     require_lib()
+    ENABLED[] && SESSION.from_env && return true
     ENABLED[] && throw(JagerError(E_STATE, string("Jager.start: already recording",
                        SESSION.external ? " (started outside Julia, e.g. by a preloaded libjager)" :
                        "; call Jager.stop() first")))
@@ -122,6 +135,7 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
     end
     TRACK_BYTES[] = bytes
     SESSION.external = false
+    SESSION.from_env = false
     SESSION.start_ns = time_ns()
     SESSION.stop_ns = 0
     SESSION.output = out
@@ -173,6 +187,27 @@ function attach_external!()
     ENABLED[] = true
     atexit() do
         ENABLED[] && SESSION.external && ccall((:jager_is_enabled, LIB), Cint, ()) == 1 && stop()
+    end
+    return
+end
+
+# At `using` time: JAGER_OUTPUT or JAGER_PLUGINS in the environment start a recording
+# from that configuration, as the preloaded core does, finished at exit (unless the
+# program stops it first). Never throws: a refused configuration is reported.
+function attach_env!()
+    available() && !ENABLED[] || return
+    isempty(get(ENV, "JAGER_OUTPUT", "")) && isempty(get(ENV, "JAGER_PLUGINS", "")) && return
+    ccall(:jl_generating_output, Cint, ()) == 0 || return
+    started = try
+        start()
+    catch e
+        @error "Jager: JAGER_OUTPUT/JAGER_PLUGINS is set but recording could not start" exception = e
+        false
+    end
+    started || return
+    SESSION.from_env = true
+    atexit() do
+        ENABLED[] && SESSION.from_env && stop()
     end
     return
 end
@@ -257,6 +292,7 @@ function live_site_rows()
 end
 
 function snapshot_stats!()
+    SESSION.dropped = Int(stats().events_dropped)
     empty!(SESSION.stats)
     append!(SESSION.stats, live_site_rows())
 end

@@ -5,8 +5,9 @@
 # user's code keeps its own line numbers. The span is made exception-safe with the raw
 # `trycatch`/`tryfinally` expression heads, which, unlike `try … end`, open no new scope,
 # so `@jäger x = f(y)` leaves `x` defined after it; a call proved not to throw runs
-# without the handler (nothrow.jl), which is most of a span's cost. While not recording, the expansion
-# costs one load and one branch (`ENABLED[]`) and runs the user's code unchanged.
+# without the handler (nothrow.jl), which is most of a span's cost. While not recording, a
+# call site costs one load and one branch (`ENABLED[]`) and runs the user's call
+# unchanged; a region (block, method body) keeps its handler and runs its code once.
 
 "True while recording; the only thing a disabled @jäger looks at."
 const ENABLED = Ref(false)
@@ -209,32 +210,31 @@ function method_expr(source, mod::Module, site::Site, ex::Expr)
     return Expr(ex.head, sig, Expr(:block, source, inner))
 end
 
-# Any other expression or block: run it inside a span; the user's code appears twice
-# (instrumented and plain) so that the disabled path is the code as written.
+# Any other expression or block: run it inside a span. The user's code appears once (a
+# region holds other sites, and a copy per enabled/disabled path would double the code at
+# every level of nesting — and the JIT time with it): whether the region records is read
+# once at its start, and the handler is always there (a region is coarse: ≈ 20 ns).
 function region_expr(source, site::Site, ex, early::Bool)
-    val, sp, b0, done = gensym(:val), gensym(:span), gensym(:bytes0), gensym(:done)
-    fail = Expr(:block, :($(g(:_fail))($site, $sp, $b0, nothing, $(Expr(:the_exception)))))
+    val, sp, b0, done, on = gensym(:val), gensym(:span), gensym(:bytes0), gensym(:done), gensym(:on)
+    fail = Expr(:block, Expr(:&&, on, :($(g(:_fail))($site, $sp, $b0, nothing, $(Expr(:the_exception))))))
+    open_ = Expr(:block,
+        :(local $on = $(g(:ENABLED))[]),
+        :(local ($sp, $b0) = $on ? $(g(:_enter))($site) : ($(g(:INERT_SPAN)), $(Int64(-1)))),
+        :(local $val))
     if early
         # return/break/continue/@goto: close the span in a finally; _fail closes it on error.
         push!(fail.args, :($done = true), :($(g(:rethrow))()))
-        guarded = Expr(:tryfinally,
-            Expr(:trycatch, :($val = $ex), fail),
-            :($done || $(g(:_leave))($sp, $b0)))
-        instrumented = Expr(:block,
-            :(local ($sp, $b0) = $(g(:_enter))($site)),
-            :(local $val), :(local $done = false),
-            guarded, val)
+        push!(open_.args, :(local $done = false),
+              Expr(:tryfinally,
+                   Expr(:trycatch, :($val = $ex), fail),
+                   Expr(:||, done, Expr(:&&, on, :($(g(:_leave))($sp, $b0))))))
     else
         push!(fail.args, :($(g(:rethrow))()))
-        instrumented = Expr(:block,
-            :(local ($sp, $b0) = $(g(:_enter))($site)),
-            :(local $val),
-            Expr(:trycatch, :($val = $ex), fail),
-            :($(g(:_leave))($sp, $b0)),
-            val)
+        push!(open_.args, Expr(:trycatch, :($val = $ex), fail),
+              Expr(:&&, on, :($(g(:_leave))($sp, $b0))))
     end
-    return Expr(:block, source,
-        Expr(:if, :($(g(:ENABLED))[]), instrumented, ex))
+    push!(open_.args, val)
+    return Expr(:block, source, open_)
 end
 
 """

@@ -42,8 +42,26 @@ const SITES = Site[]
 const HAS_MAXTHREADID = isdefined(Threads, :maxthreadid)
 max_thread_slots() = HAS_MAXTHREADID ? Threads.maxthreadid() : Threads.nthreads()
 
+# A plain loop, not a comprehension: `collect` specialized on a closure of this module is
+# inferred and compiled at a site's first call (Julia 1.5 caches no such specialization).
+function new_slots(n::Int)
+    v = Vector{SigSlot}(undef, n)
+    for i in 1:n
+        v[i] = SigSlot()
+    end
+    return v
+end
+
 # Registration happens once per Site, at its first call while recording.
 @noinline function register!(st::Site)
+    own_pause(+1)
+    try
+        return register_unpaused!(st)
+    finally
+        own_pause(-1)
+    end
+end
+function register_unpaused!(st::Site)
     lock(SITES_LOCK)
     try
         st.id != 0 && return st.id
@@ -51,7 +69,7 @@ max_thread_slots() = HAS_MAXTHREADID ? Threads.maxthreadid() : Threads.nthreads(
         id = ccall((:jager_site_register, LIB), UInt32, (Cstring, Cstring, UInt32),
                    st.name, st.file, UInt32(clamp(st.line, 0, typemax(UInt32))))
         id == 0 && return UInt32(0) # the core said why (invalid name): spans stay inert
-        st.slots = [SigSlot() for _ in 1:max_thread_slots()]
+        st.slots = new_slots(max_thread_slots())
         push!(SITES, st)
         describe_site(st, id)
         st.id = id
@@ -146,7 +164,20 @@ unguarded_now(slot::SigSlot) = slot.fast == world_now()
 # world that is current now; the proof (≈ 0.1 ms of inference, once per signature and
 # world, cached) runs outside SITES_LOCK.
 @noinline function decide_nothrow!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
-    ok = unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && nothrow_world(sig) != 0
+    own_pause(+1)
+    try
+        return decide_nothrow_unpaused!(st, slot, sig, unguarded_ok)
+    finally
+        own_pause(-1)
+    end
+end
+function decide_nothrow_unpaused!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
+    ok = false
+    if unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE
+        short = site_is_short(st.id)
+        short === nothing && return false   # not timed yet: keep the handler, ask again next call
+        ok = short && nothrow_world(sig) != 0
+    end
     w = world_now()   # after the proof, which may move it (see nothrow_world)
     if slot.last === sig
         slot.world = w
@@ -159,12 +190,39 @@ end
 # many (Val{N} loops) keeps its handler rather than pay inference for each.
 const NOTHROW_SIGS_PER_SITE = 8
 
+"""
+Calls at a site whose fastest call took longer than this keep the handler without a proof:
+the handler's ≈ 20 ns is then ≤ 1 % of the call, while the proof — inference of the callee
+and a few levels below, 1–130 ms on real kernels, which rarely pass it (bounds checks) —
+would cost more than the handler saves. Only short calls, where the handler matters and
+whose code is small, are proved.
+"""
+const NOTHROW_MAX_NS = 2_000
+
+# Whether the site's calls are short enough to be worth a proof, from the core's exact
+# aggregates: `nothing` until two calls were timed (the first one includes its compile).
+function site_is_short(id::UInt32)
+    r = sized(JagerSiteStat)
+    ccall((:jager_site_stats, LIB), Int32, (UInt32, Ptr{JagerSiteStat}), id, r) == OK || return false
+    s = r[]
+    s.calls < 2 && return nothing
+    return s.min_ns <= NOTHROW_MAX_NS
+end
+
 @noinline function signature_slow!(st::Site, @nospecialize(sig), tid::Int, unguarded_ok::Bool)
+    own_pause(+1)
+    try
+        return signature_slow_unpaused!(st, sig, tid, unguarded_ok)
+    finally
+        own_pause(-1)
+    end
+end
+function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguarded_ok::Bool)
     isnew = false
     lock(SITES_LOCK)
     try
         if tid > length(st.slots) # a thread the site was not sized for (foreign/adopted)
-            st.slots = vcat(st.slots, [SigSlot() for _ in length(st.slots)+1:tid])
+            append!(st.slots, new_slots(tid - length(st.slots)))
         end
         slot = st.slots[tid]
         idx = 0
@@ -195,9 +253,10 @@ const NOTHROW_SIGS_PER_SITE = 8
         unlock(SITES_LOCK)
     end
     isnew && _on_new_signature(st.id, sig)
-    # A signature's first call keeps the handler and leaves the proof to its second: the
-    # first call compiles the callee, and the proof's own inference, run before it, would
-    # take that inference out of the compile events the dispatch sensor records.
+    # A signature's first call keeps the handler and leaves the decision to later calls:
+    # the first call compiles the callee (the proof's own inference, run before it, would
+    # take that inference out of the compile events the dispatch sensor records), and the
+    # site must have been timed (site_is_short) before a proof is worth trying.
     isnew && return false
     return decide_nothrow!(st, st.slots[tid], sig, unguarded_ok)
 end
@@ -309,6 +368,14 @@ argument signature `sig` or `nothing`, the site) and close the span. Never throw
 caller rethrows the user's exception unchanged right after.
 """
 @noinline function _fail(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), @nospecialize(exc))
+    own_pause(+1)
+    try
+        return _fail_unpaused(st, sp, b0, sig, exc)
+    finally
+        own_pause(-1)
+    end
+end
+function _fail_unpaused(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), @nospecialize(exc))
     try
         T = string(typeof(exc))
         msg = try

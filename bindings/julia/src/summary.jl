@@ -1,4 +1,11 @@
-# summary.jl — a TimerOutputs-style table of the core's exact per-site aggregates.
+# summary.jl — Jager.print_timings: a nested, TimerOutputs-style table of the recording.
+#
+# The tree is the recording's call paths: each span of the .jgr file (read back through
+# libjager's reader) goes under its parent span's path, so a site called from two places
+# has two rows, and two sites with the same name are told apart by their location
+# (file:line). Without a file (no `output`) the table is flat, from the core's exact
+# per-site aggregates. When the core dropped events the tree lacks them: the table says
+# how many, and the flat per-site aggregates stay exact.
 
 function fmt_time(ns::Real)
     ns < 1e3 && return @sprintf("%.0fns", ns)
@@ -14,49 +21,175 @@ function fmt_bytes(b::Real)
     return @sprintf("%.2fGiB", b / 1024^3)
 end
 
-# The rows: live aggregates while recording, else the snapshot the last stop() took.
+# The per-site rows: live aggregates while recording, else the snapshot the last stop() took.
 function summary_rows()
     ENABLED[] && return live_site_rows(), Float64(time_ns() - SESSION.start_ns)
     return copy(SESSION.stats), Float64(SESSION.stop_ns - SESSION.start_ns)
 end
 
+"One call path of the timing tree: a site reached through its parents' sites."
+mutable struct TimingNode
+    site::UInt32
+    name::String
+    location::String          # "file.jl:42"
+    calls::Int
+    total_ns::UInt64
+    bytes::UInt64
+    errors::Int
+    children::Vector{TimingNode}
+end
+TimingNode(site, name, location) = TimingNode(site, name, location, 0, 0, 0, 0, TimingNode[])
+
+function child!(n::TimingNode, site::UInt32, sites)
+    for c in n.children
+        c.site == site && return c
+    end
+    name, loc = get(sites, site, ("site $site", ""))
+    c = TimingNode(site, name, loc)
+    push!(n.children, c)
+    return c
+end
+
+site_location(file::AbstractString, line::Integer) = isempty(file) ? "" : string(basename(file), ":", line)
+
+# Spans and span errors of the file at `path`: (thread, span id) => (site, parent, ns, bytes).
+function read_spans(path::AbstractString)
+    rp = Ref{Ptr{Cvoid}}(C_NULL)
+    st = ccall((:jager_reader_open, LIB), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp)
+    st == OK || return nothing
+    r = rp[]
+    spans = SpanTable()
+    errors = Set{Tuple{UInt32,UInt32}}()
+    sites = Dict{UInt32,Tuple{String,String}}()
+    try
+        ev = Ref{JagerEvent}()
+        while ccall((:jager_reader_next, LIB), Cint, (Ptr{Cvoid}, Ref{JagerEvent}), r, ev) > 0
+            e = ev[]
+            p = e.rec
+            if e.type == 1      # jager_rec_span: site in aux; start 8, end 16, id 24, parent 28, bytes 32
+                site = unsafe_load(Ptr{UInt32}(p + 4))
+                t0, t1 = unsafe_load(Ptr{UInt64}(p + 8)), unsafe_load(Ptr{UInt64}(p + 16))
+                spans[(e.thread, unsafe_load(Ptr{UInt32}(p + 24)))] =
+                    (site, unsafe_load(Ptr{UInt32}(p + 28)), t1 - t0, unsafe_load(Ptr{UInt64}(p + 32)))
+            elseif e.type == 8  # jager_rec_span_error: span id at 16
+                push!(errors, (e.thread, unsafe_load(Ptr{UInt32}(p + 16))))
+            end
+        end
+        for id in UInt32(1):ccall((:jager_reader_site_count, LIB), UInt32, (Ptr{Cvoid},), r)
+            n = Ref{Cstring}(C_NULL); f = Ref{Cstring}(C_NULL); l = Ref{UInt32}(0)
+            ccall((:jager_reader_site, LIB), Int32, (Ptr{Cvoid}, UInt32, Ref{Cstring}, Ref{Cstring}, Ref{UInt32}),
+                  r, id, n, f, l) == OK || continue
+            sites[id] = (unsafe_string(n[]), site_location(f[] == C_NULL ? "" : unsafe_string(f[]), l[]))
+        end
+    finally
+        ccall((:jager_reader_close, LIB), Cvoid, (Ptr{Cvoid},), r)
+    end
+    return spans, errors, sites
+end
+
+const SpanTable = Dict{Tuple{UInt32,UInt32},Tuple{UInt32,UInt32,UInt64,UInt64}}
+
+# The tree node of span `key` (thread, span id): its site under its parent span's node.
+function node_of!(memo::Dict{Tuple{UInt32,UInt32},TimingNode}, root::TimingNode, spans::SpanTable,
+                  sites::Dict{UInt32,Tuple{String,String}}, key::Tuple{UInt32,UInt32})
+    n = get(memo, key, nothing)
+    n === nothing || return n
+    site, parent = spans[key][1], spans[key][2]
+    pkey = (key[1], parent)
+    up = parent != 0 && haskey(spans, pkey) ? node_of!(memo, root, spans, sites, pkey) : root
+    n = child!(up, site, sites)
+    memo[key] = n
+    return n
+end
+
+"""
+    Jager.timing_tree(path) -> TimingNode
+
+The call-path tree of the recording at `path`: the root's children are the outermost
+sites, each node's `calls`, `total_ns`, `bytes` and `errors` are summed over the spans
+of that path. `nothing` when the file cannot be read.
+"""
+function timing_tree(path::AbstractString)
+    got = read_spans(path)
+    got === nothing && return nothing
+    spans, errors, sites = got
+    root = TimingNode(UInt32(0), "", "")
+    memo = Dict{Tuple{UInt32,UInt32},TimingNode}()
+    for (key, (_, _, ns, bytes)) in spans
+        n = node_of!(memo, root, spans, sites, key)
+        n.calls += 1
+        n.total_ns += ns
+        n.bytes += bytes
+        key in errors && (n.errors += 1)
+    end
+    return root
+end
+
+function sort_tree!(n::TimingNode, by)
+    sort!(n.children; by = by)
+    foreach(c -> sort_tree!(c, by), n.children)
+    return n
+end
+
+# Same-named sites are told apart by their location; a name used once needs none, but
+# the column is always there so that every row says where it was measured.
+function tree_rows!(rows, n::TimingNode, depth::Int, wall::Float64)
+    for c in n.children
+        pct = wall > 0 ? 100 * Float64(c.total_ns) / wall : 0.0
+        errs = c.errors == 0 ? "" : c.errors == 1 ? " (1 error)" : " ($(c.errors) errors)"
+        push!(rows, [string("  "^depth, c.name, errs), c.location, string(c.calls), fmt_time(c.total_ns),
+                     @sprintf("%.1f%%", pct), fmt_time(c.total_ns / max(c.calls, 1)),
+                     fmt_bytes(c.bytes), fmt_bytes(c.bytes / max(c.calls, 1))])
+        tree_rows!(rows, c, depth + 1, wall)
+    end
+    return rows
+end
+
 """
     Jager.print_timings(io = stdout; sortby = :total)
 
-Print a table of every @jäger site with its exact aggregates from the core: calls, total
-time and its share of the recording's wall time, mean, min, max, the p50/p99 from the
-core's histogram (within 1/8), and the bytes allocated inside (total and per call).
-While recording it shows live values; afterwards, those of the last recording.
-`sortby` is `:total`, `:calls`, `:bytes` or `:name`.
+Print a nested, TimerOutputs-style table of the recording: one row per call path (a site
+under the sites that enclosed it), indented under its parent, with its location
+(`file:line`, which tells same-named sites apart), calls, total time and its share of
+the recording's wall time, mean, and the bytes allocated inside (total and per call).
+The tree comes from the recording's file (as `jager summary` reads it); without a file,
+the table is flat, from the core's exact per-site aggregates. While recording it shows
+what was written so far (after a drain); afterwards, the last recording. `sortby` is
+`:total`, `:calls`, `:bytes` or `:name` (siblings are sorted by it).
 """
 function print_timings(io::IO = stdout; sortby::Symbol = :total)
     rows, wall = summary_rows()
     filter!(r -> r[2].calls > 0, rows)
-    key = sortby === :calls ? (r -> -Float64(r[2].calls)) :
-          sortby === :bytes ? (r -> -Float64(r[2].bytes)) :
-          sortby === :name ? (r -> r[1].name) : (r -> -Float64(r[2].total_ns))
-    sort!(rows; by = key)
-    header = ["Section", "ncalls", "total", "%tot", "mean", "min", "max", "p50", "p99", "alloc", "alloc/call"]
-    table = Vector{Vector{String}}()
-    for (s, r) in rows
-        n = Float64(r.calls)
-        pct = wall > 0 ? 100 * Float64(r.total_ns) / wall : 0.0
-        errs = r.errors == 0 ? "" : r.errors == 1 ? " (1 error)" : " ($(r.errors) errors)"
-        push!(table, [string(s.name, errs), string(r.calls), fmt_time(r.total_ns), @sprintf("%.1f%%", pct),
-                      fmt_time(r.total_ns / n), fmt_time(r.min_ns), fmt_time(r.max_ns),
-                      fmt_time(r.p50_ns), fmt_time(r.p99_ns), fmt_bytes(r.bytes), fmt_bytes(r.bytes / n)])
+    key = sortby === :calls ? (n -> -n.calls) : sortby === :bytes ? (n -> -Float64(n.bytes)) :
+          sortby === :name ? (n -> n.name) : (n -> -Float64(n.total_ns))
+    tree = nothing
+    path = SESSION.output
+    if path !== nothing && isfile(path)
+        ENABLED[] && ccall((:jager_flush, LIB), Int32, ())
+        tree = timing_tree(path)
     end
+    if tree === nothing # no file: a flat table from the per-site aggregates
+        tree = TimingNode(UInt32(0), "", "")
+        for (s, r) in rows
+            push!(tree.children, TimingNode(s.id, s.name, site_location(s.file, s.line), Int(r.calls),
+                                            r.total_ns, r.bytes, Int(r.errors), TimingNode[]))
+        end
+    end
+    sort_tree!(tree, key)
+    header = ["Section", "location", "ncalls", "total", "%tot", "mean", "alloc", "alloc/call"]
+    table = tree_rows!(Vector{Vector{String}}(), tree, 0, wall)
     widths = [maximum(length, [header[i]; [row[i] for row in table]]) for i in 1:length(header)]
     rule = "─"^(sum(widths) + 2 * (length(widths) - 1) + 2)
-    title = @sprintf(" Jäger: %d sites, %s recorded", length(rows), fmt_time(wall))
+    dropped = ENABLED[] ? Int(stats().events_dropped) : SESSION.dropped
     println(io, rule)
-    println(io, title)
+    println(io, @sprintf(" Jäger: %d sites, %s recorded", length(rows), fmt_time(wall)))
     println(io, rule)
-    line(cells) = println(io, " ", join((i == 1 ? rpad(c, widths[i]) : lpad(c, widths[i])
+    line(cells) = println(io, " ", join((i <= 2 ? rpad(c, widths[i]) : lpad(c, widths[i])
                                          for (i, c) in enumerate(cells)), "  "))
     line(header)
     println(io, rule)
     foreach(line, table)
     println(io, rule)
+    dropped > 0 && println(io, " ", dropped, " events dropped: the tree lacks them (Jager.site_stats is exact)")
     return nothing
 end

@@ -24,7 +24,12 @@ function frames_of(ip::UInt64)
     end
 end
 
-frame_func(fr) = (s = string(fr.func); isempty(s) ? "??" : s)
+# The binding's own frames are marked (own.jl): tools pass over `jager_`-prefixed frames.
+function frame_func(fr)
+    s = string(fr.func)
+    isempty(s) && return "??"
+    return own_file(fr.file) ? string(OWN_FRAME_PREFIX, s) : s
+end
 
 """
     Jager.symbolize!() -> Int

@@ -1,5 +1,8 @@
-# Not recording, @jäger costs one branch: nothing is recorded, nothing is allocated, and
-# the lowered code holds a single conditional branch (on Jager.ENABLED).
+# Not recording, a @jäger call site costs one branch: nothing is recorded, nothing is
+# allocated, and the lowered code holds a single conditional branch (on Jager.ENABLED). A
+# region (@jäger_block, a @jäger method) holds the user's code once — not a copy per path,
+# which doubled the code (and its JIT time) at every level of nesting — and its branches
+# all test the one load of Jager.ENABLED made at its start.
 
 disabled_call(x) = @jäger "disabled call" sqrt_sum(x)
 disabled_block(x) = @jäger_block "disabled block" begin
@@ -30,9 +33,15 @@ allocated_call(f, x) = @allocated f(x)
     allocated_call(disabled_call, 10); allocated_call(disabled_block, 1)
     @test allocated_call(disabled_call, 10) == 0
     @test allocated_call(disabled_block, 1) == 0
-    @test disabled_path_branches(disabled_block, (Int,)) == 1
     @test disabled_path_branches(disabled_call, (Int,)) == 1
-    @test count(isbranch, code_lowered(disabled_block, (Int,))[1].code) == 1
+    rhs(st) = st isa Expr && st.head === :(=) ? st.args[2] : st
+    block = map(rhs, code_lowered(disabled_block, (Int,))[1].code)
+    isplus(st) = st isa Expr && st.head === :call && (st.args[1] === :+ || st.args[1] == GlobalRef(@__MODULE__, :+))
+    @test count(isplus, block) == 1                        # the user's `x + 1`, once
+    @test count(isbranch, block) == 3                      # enter?, fail?, leave? on one load
+    loads = [st for st in block if st isa Expr && st.head === :call && length(st.args) == 2 &&
+             st.args[1] == GlobalRef(Base, :getindex) && st.args[2] == GlobalRef(Jager, :ENABLED)]
+    @test length(loads) == 1
 
     # Calls made before a recording starts leave nothing in it.
     for _ in 1:10

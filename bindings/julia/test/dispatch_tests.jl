@@ -24,6 +24,9 @@ end
 module CleanEx
 include(joinpath(Main.REPO, "examples", "julia", "clean_kernels.jl"))
 end
+module NestEx
+include(joinpath(Main.REPO, "examples", "julia", "nested_sites.jl"))
+end
 
 # The plugin folder of the build libjager came from (build/lib → build/plugins).
 function dispatch_plugin_dir()
@@ -200,6 +203,37 @@ unstable_for(evs, name) = [e for e in of_type(evs, "dispatch.instability") if oc
         @test length(vals) == 8nt
         @test all(e -> e.fields["calls"] == 1 && e.fields["distinct"] == 8nt, vals)
         @test only(of_type(evs, "dispatch.summary")).fields["rejected"] == 0
+    end
+
+    @testset "nested sites: no finding names Jäger" begin
+        # A phase recorded at its call whose kernels are recorded at theirs (call form and a
+        # @jäger method): before, the verdict of `phase` walked into the binding's
+        # `signature_slow!` and reported "runtime dispatch `_on_new_signature(::UInt32, ::Any)`".
+        evs, rec = dispatch_recorded(() -> (NestEx.main(4); NestEx.main(3)), "dispatch_nested")
+        @test length(spans(rec, site_id(rec, "phase"))) == 10
+        @test length(spans(rec, site_id(rec, "kernel!"))) == 35
+        @test length(spans(rec, site_id(rec, "smooth!"))) == 35
+        @test isempty(of_type(evs, "dispatch.instability"))
+        sigs = [e.fields["signature"] for e in of_type(evs, "dispatch.signature")]
+        @test any(s -> occursin("typeof(Main.NestEx.phase)", s), sigs)
+        @test !any(s -> occursin("Jager", s), sigs)
+        compiles = [e.fields["signature"] for e in of_type(evs, "dispatch.compile")]
+        @test !any(s -> occursin("Jager", s), compiles)
+        @test only(of_type(evs, "dispatch.summary")).fields["compiles"] == length(compiles)
+        v = Jager.stability(NestEx.phase, Tuple{Vector{Float64},Vector{Float64},Int})
+        @test v !== nothing && v.flags == 0 && v.reason == ""
+        @test Jager.stability(NestEx.smooth!, Tuple{Vector{Float64}}).flags == 0
+        # What the rule still sees in the program's own code next to a site.
+        @test Jager.DispatchSensor.unstable(Jager.stability(AccEx.unstable_sum, Tuple{Vector{Float64}}))
+        # Stack frames of the binding's files are marked for the tools (`jager_` prefix).
+        own = Base.StackTraces.StackFrame(:timed_typeinf, Symbol(joinpath(Jager.OWN_SRC, "dispatch", "compile.jl")), 57)
+        @test Jager.frame_func(own) == "jager_jl:timed_typeinf"
+        user = Base.StackTraces.StackFrame(:phase, Symbol(joinpath(Main.REPO, "examples", "julia", "nested_sites.jl")), 28)
+        @test Jager.frame_func(user) == "phase"
+        @test Jager.own_signature_text("Tuple{typeof(Jager.stop)}")
+        @test Jager.own_signature_text("Tuple{typeof(Base.lock), Jager.var\"#15#17\"{DataType}, Base.ReentrantLock}")
+        @test !Jager.own_signature_text("Tuple{typeof(Main.MyJager.f), Int64}")
+        @test !Jager.own_signature_text("Tuple{typeof(Main.NestEx.phase), Array{Float64,1}}")
     end
 
     @testset "inactive without the dispatch plugin" begin

@@ -14,14 +14,7 @@ const LIB = "libjager.so.1"
 include(joinpath(@__DIR__, "..", "src", "abi.jl"))
 
 # jager_event (32 bytes; abi_tests.jl checks the size)
-struct Event
-    rec::Ptr{UInt8}
-    thread::UInt32
-    type::UInt16
-    reserved::UInt16
-    time_ns::UInt64
-    end_ns::UInt64
-end
+const Event = JagerEvent
 
 # jager_attr_view (48 bytes)
 struct AttrView

@@ -22,6 +22,13 @@ end
 
 Jager.available() || error("libjager is not loaded: ", Jager.LIBSTATE.detail)
 
+if ARGS == ["dispatch"]        # the dispatch sensor's tests (ctest julia_dispatch)
+    @testset "Jager dispatch" begin
+        include("dispatch_tests.jl")
+    end
+    exit()
+end
+
 @testset "Jager" begin
     include("abi_tests.jl")
     include("span_tests.jl")
@@ -34,9 +41,10 @@ Jager.available() || error("libjager is not loaded: ", Jager.LIBSTATE.detail)
     include("symbolize_tests.jl")
     include("summary_tests.jl")
     include("method_tests.jl")
+    include("env_tests.jl")
     include("thread_tests.jl")
     include("hook_tests.jl")
     include("missing_lib_tests.jl")
     include("external_tests.jl")
 end
-# dispatch_tests.jl and gc_tests.jl (the dispatch and GC sensors) run as their own ctests.
+# dispatch_tests.jl (`runtests.jl dispatch`) and gc_tests.jl run as their own ctests.

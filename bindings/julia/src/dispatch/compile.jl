@@ -5,7 +5,9 @@
 # IOStream; it times LLVM code generation only. The inference entry point installed with
 # `jl_set_typeinf_func` is wrapped to time each root inference, keyed by the same
 # `jl_static_show` text as the dump, so a drain pairs each dump line with the inference
-# that preceded it. Both are read at flush/stop, never on a call site.
+# that preceded it. Both are read at flush/stop, never on a call site. Compiles of the
+# binding's own methods (Jager.stop, Jager.span_expr, …) are not the program's: they are
+# left out of the events, their time summed in CAPTURE.own_ns (own.jl).
 
 const HAS_TYPEINF_TOPLEVEL = isdefined(Core.Compiler, :typeinf_ext_toplevel)
 "The inference entry point Julia installs (restored at stop)."
@@ -43,8 +45,9 @@ mutable struct CompileCapture
     hooked::Bool                        # the inference hook is installed
     infer_dropped::Int
     paused::Int                         # depth of without_capture
+    own_ns::UInt64                      # codegen + inference of the binding's own methods, not recorded
 end
-const CAPTURE = CompileCapture("", nothing, 0, nothing, false, 0, 0)
+const CAPTURE = CompileCapture("", nothing, 0, nothing, false, 0, 0, 0)
 
 # (MethodInstance, start ns, inference ns, drains survived) — written inside inference,
 # possibly on several threads: a spin lock never yields inside the compiler.
@@ -91,6 +94,7 @@ function start_compile_capture!()
     CAPTURE.scratch = sio
     CAPTURE.infer_dropped = 0
     CAPTURE.paused = 0
+    CAPTURE.own_ns = 0
     if HAS_TYPEINF_HOOK && warm_typeinf_hook()
         ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
         CAPTURE.hooked = true
@@ -260,6 +264,11 @@ function drain_compiles!(emit, final::Bool = false)
         parsed === nothing && continue
         codegen, sig = parsed
         q = get(pending, sig, nothing)
+        if Jager.own_signature_text(sig)   # the binding compiling itself: not the program's
+            q !== nothing && !isempty(q) && (used[popfirst!(q)] = true)
+            CAPTURE.own_ns += codegen
+            continue
+        end
         if q !== nothing && !isempty(q)
             i = popfirst!(q)
             used[i] = true
@@ -272,7 +281,9 @@ function drain_compiles!(emit, final::Bool = false)
     keep = Tuple{Core.MethodInstance,UInt64,UInt64,Int}[]
     for (i, e) in enumerate(entries)
         used[i] && continue
-        if e[4] < 2 && !final
+        if Jager.own_callee(e[1]) || Jager.own_signature_text(keys[i])
+            CAPTURE.own_ns += e[3]
+        elseif e[4] < 2 && !final
             push!(keep, (e[1], e[2], e[3], e[4] + 1))
         elseif keys[i] != "Tuple{}"
             emit(e[2], UInt64(0), e[3], keys[i])

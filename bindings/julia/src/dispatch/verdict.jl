@@ -13,6 +13,9 @@
 # are walked breadth-first a few levels deep, skipping calls typed `Union{}` (error paths),
 # so the reason names the statement where the dynamic call sits and the chain how it is
 # reached. Inference runs again on every verdict (≈ 1 ms per method): never on a hot path.
+# The walk stops at the binding (own.jl): statements inlined from Jager's code (the span
+# machinery of a @jäger site inside the method), dynamic calls of Jager's functions and
+# Jager's methods as callees are not the program's and are never reported.
 
 "Bits of a verdict's flags (the `flags` field of `dispatch.instability`)."
 const FLAG_RUNTIME_DISPATCH = UInt64(1)
@@ -77,6 +80,34 @@ function global_args(@nospecialize(st))
     return names
 end
 
+# The source file of statement i at its innermost inlining level (the code it came from),
+# or nothing when unknown.
+function stmt_innermost_file(ci, i::Int)
+    try
+        if hasfield(typeof(ci), :codelocs) && hasfield(typeof(ci), :linetable)
+            loc = ci.codelocs[i]
+            lt = ci.linetable
+            loc > 0 && loc <= length(lt) && return lt[loc].file
+        elseif hasfield(typeof(ci), :debuginfo) && isdefined(Base, :IRShow)
+            stack = Base.IRShow.buildLineInfoNode(ci.debuginfo, nothing, i)
+            isempty(stack) || return stack[1].file
+        end
+    catch
+    end
+    return nothing
+end
+
+# A statement of the binding's own code: inlined from one of its files, or a call of one
+# of its functions (`_fail`, `signature_slow!`, … spliced into a @jäger site).
+function own_stmt(ci, i::Int, @nospecialize(st))
+    file = stmt_innermost_file(ci, i)
+    file !== nothing && Jager.own_file(file) && return true
+    st isa Expr && st.head in (:call, :invoke) && length(st.args) >= 1 || return false
+    f = st.head === :invoke ? st.args[1] : callee_value(ci, st.args[1])
+    isdefined(Core, :CodeInstance) && f isa Core.CodeInstance && (f = f.def)
+    return Jager.own_callee(f)
+end
+
 # "file.jl:42" of statement i, taken at the outermost inlining level (the method's own
 # source line, not the line inside an inlined Base function). "" when unknown.
 function stmt_location(ci, i::Int)
@@ -116,6 +147,7 @@ function scan(ci, @nospecialize(rettype))
     types = ci.ssavaluetypes
     for i in 1:length(code)
         st = code[i]
+        own_stmt(ci, i, st) && continue
         t = types isa AbstractVector && i <= length(types) ? types[i] : Any
         if is_dynamic_call(ci, st)
             flags |= FLAG_RUNTIME_DISPATCH
@@ -166,6 +198,7 @@ function invoked(ci)
             mi = mi.def
         end
         mi isa Core.MethodInstance || continue
+        Jager.own_callee(mi) && continue   # the binding's own methods: not the program's
         push!(out, (mi.specTypes, stmt_location(ci, i)))
     end
     return out
