@@ -41,7 +41,7 @@ jb_result *jb_doc_add_result(jb_doc *d)
     r->threshold = -1;
     char **text[] = {&r->machine_class, &r->cpu_model, &r->arch, &r->os, &r->kernel_release,
                      &r->cpu_flags_hash, &r->jager_version, &r->compiler, &r->julia_version,
-                     &r->commit, &r->date, &r->command};
+                     &r->commit, &r->date, &r->command, &r->counters};
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (!(*text[i] = jb_strdup(""))) { jb_result_free(r); return NULL; }
     d->nresults++;
@@ -86,7 +86,7 @@ void jb_result_free(jb_result *r)
     free(r->kernels);
     char *text[] = {r->machine_class, r->cpu_model, r->arch, r->os, r->kernel_release,
                     r->cpu_flags_hash, r->jager_version, r->compiler, r->julia_version,
-                    r->commit, r->date, r->command};
+                    r->commit, r->date, r->command, r->counters};
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) free(text[i]);
     memset(r, 0, sizeof *r);
 }
@@ -246,7 +246,7 @@ static int load_result(ctx *c, json_t *rj, size_t idx, jb_doc *d)
         || (t && (get_text(c, t, "jager", tw, &r->jager_version) || get_text(c, t, "compiler", tw, &r->compiler)
                   || get_text(c, t, "julia", tw, &r->julia_version)))
         || get_text(c, rj, "commit", where, &r->commit) || get_text(c, rj, "date", where, &r->date)
-        || get_text(c, rj, "command", where, &r->command)
+        || get_text(c, rj, "command", where, &r->command) || get_text(c, rj, "counters", where, &r->counters)
         || get_number(c, rj, "threshold", where, &threshold, 0) || get_number(c, rj, "warmup", where, &warmup, 0))
         return -1;
     if (json_object_get(rj, "threshold") && !(threshold > 0 && threshold < 10))
@@ -380,6 +380,7 @@ static json_t *result_json(const jb_result *r)
     json_object_set_new(o, "command", json_string(r->command));
     if (r->threshold > 0) json_object_set_new(o, "threshold", json_real(r->threshold));
     json_object_set_new(o, "warmup", json_integer(r->warmup));
+    if (*r->counters) json_object_set_new(o, "counters", json_string(r->counters));
     if (r->budget_exhausted) json_object_set_new(o, "budget_exhausted", json_true());
     for (size_t i = 0; i < r->nkernels; i++) json_array_append_new(ks, kernel_json(&r->kernels[i]));
     json_object_set_new(o, "kernels", ks);

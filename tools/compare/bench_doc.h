@@ -50,6 +50,7 @@ typedef struct jb_result {
     char *jager_version, *compiler, *julia_version;
     char *commit, *date;
     char *command;          /**< the command line as one string, for people */
+    char *counters;         /**< "instructions", or "none: <why>" (perf_event_open refused) */
     double threshold;       /**< default for kernels without one; < 0: the CLI's default */
     uint32_t warmup;
     int budget_exhausted;   /**< 1: the time budget stopped the runs early */

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,13 +122,53 @@ out:
     return status;
 }
 
-/* Run one command (argv, or "/bin/sh -c sh") with JAGER_OUTPUT=path; 0 when it exited 0. */
-static int run_once(char *const *argv, const char *sh, const char *path, int show_output, char *err, size_t errsize)
+/* Hardware instruction counts, where the kernel offers them: user-space instructions of the
+ * whole command (children included), counted from its exec. Virtual machines often expose
+ * no PMU (ENOENT); then the comparison is on time alone and the result says why. */
+static int counter_open(pid_t pid)
 {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.inherit = 1;
+    a.disabled = pid != 0;
+    a.enable_on_exec = pid != 0;
+    return (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int probe_counters(jb_result *r)
+{
+    int fd = counter_open(0);
+    char mode[256];
+    if (fd >= 0) snprintf(mode, sizeof mode, "instructions");
+    else snprintf(mode, sizeof mode, "none: perf_event_open: %s", strerror(errno));
+    if (fd >= 0) close(fd);
+    char *d = jb_strdup(mode);
+    if (d) { free(r->counters); r->counters = d; }
+    return fd >= 0;
+}
+
+/* Run one command (argv, or "/bin/sh -c sh") with JAGER_OUTPUT=path; 0 when it exited 0.
+ * With \p instructions, the child waits on a pipe until its counter is open, so the count
+ * starts at its exec and covers nothing of jager's. */
+static int run_once(char *const *argv, const char *sh, const char *path, int show_output, uint64_t *instructions,
+                    char *err, size_t errsize)
+{
+    int gate[2] = {-1, -1};
+    if (instructions && pipe2(gate, O_CLOEXEC) != 0) instructions = NULL;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) { snprintf(err, errsize, "fork: %s", strerror(errno)); return -1; }
     if (pid == 0) {
+        if (instructions) {
+            char c;
+            close(gate[1]);
+            while (read(gate[0], &c, 1) < 0 && errno == EINTR) {}
+        }
         setenv("JAGER_OUTPUT", path, 1);
         if (!show_output) {
             int fd = open("/dev/null", O_WRONLY);
@@ -137,13 +179,34 @@ static int run_once(char *const *argv, const char *sh, const char *path, int sho
         fprintf(stderr, "jager bench: cannot run '%s': %s\n", sh ? "/bin/sh" : argv[0], strerror(errno));
         _exit(127);
     }
+    int cfd = -1;
+    if (instructions) {
+        close(gate[0]);
+        cfd = counter_open(pid);
+        if (write(gate[1], "x", 1) < 0) {}
+        close(gate[1]);
+    }
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) { snprintf(err, errsize, "waitpid: %s", strerror(errno)); return -1; }
+        if (errno != EINTR) { snprintf(err, errsize, "waitpid: %s", strerror(errno)); if (cfd >= 0) close(cfd); return -1; }
+    if (instructions) {
+        uint64_t n = 0;
+        *instructions = cfd >= 0 && read(cfd, &n, sizeof n) == (ssize_t)sizeof n ? n : 0;
+        if (cfd >= 0) close(cfd);
+    }
     const char *what = sh ? sh : argv[0];
     if (WIFSIGNALED(st)) { snprintf(err, errsize, "'%s' was killed by signal %d", what, WTERMSIG(st)); return -1; }
     if (WEXITSTATUS(st) != 0) { snprintf(err, errsize, "'%s' exited with status %d", what, WEXITSTATUS(st)); return -1; }
     return 0;
+}
+
+/* The command's instruction count as one more kernel, "(instructions)": compared like the
+ * others (its median_ns column holds the count). */
+static int add_instructions(jb_result *r, uint64_t n)
+{
+    jb_kernel *k = jb_result_kernel(r, "(instructions)", "", 0);
+    jb_run run = {(double)n, (double)n, (double)n, 1, 0, 0, 1};
+    return !k || jb_kernel_add_run(k, &run) ? -1 : 0;
 }
 
 static int set_command(jb_result *r, char *const *argv, const char *sh)
@@ -183,6 +246,9 @@ int jb_bench_run(const jb_run_opts *o, char *const *head_argv, const char *base_
     }
     head->warmup = o->warmup;
     if (base_sh) base->warmup = o->warmup;
+    int counting = probe_counters(head);
+    if (base_sh) probe_counters(base);
+    fprintf(stderr, "jager bench: counters: %s\n", head->counters);
     double start = now_s();
     int status = 0;
     unsigned total = o->warmup + o->runs;
@@ -197,7 +263,9 @@ int jb_bench_run(const jb_run_opts *o, char *const *head_argv, const char *base_
             char path[4200];
             snprintf(path, sizeof path, "%s/%s-%03u.jgr", dir, side ? "head" : "base", i);
             jb_result *r = side ? head : base;
-            if (run_once(side ? head_argv : NULL, side ? NULL : base_sh, path, o->show_output, err, errsize)) {
+            uint64_t ins = 0;
+            if (run_once(side ? head_argv : NULL, side ? NULL : base_sh, path, o->show_output, counting ? &ins : NULL,
+                         err, errsize)) {
                 char tail[64];
                 snprintf(tail, sizeof tail, " (run %u of %u)", i + 1, total);
                 strncat(err, tail, errsize - strlen(err) - 1);
@@ -205,6 +273,10 @@ int jb_bench_run(const jb_run_opts *o, char *const *head_argv, const char *base_
                 break;
             }
             if (i >= o->warmup) status = jb_absorb_recording(r, path, err, errsize);
+            if (status == 0 && i >= o->warmup && counting && ins && add_instructions(r, ins)) {
+                snprintf(err, errsize, "out of memory");
+                status = -1;
+            }
             if (!o->keep_dir) unlink(path);
         }
     }
