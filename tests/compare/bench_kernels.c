@@ -2,6 +2,8 @@
  * fixed work, built in variants that change one thing each:
  *   -DDOT_WORK=110   dot does 10 % more arithmetic (a real slowdown, not a sleep)
  *   -DSCALE_BYTES=N  scale reports N more bytes per call (an allocation added)
+ *   -DEXTRA_SITE     one more kernel, with a hostile name (the differential report shows it
+ *                    as new, as text)
  * Each kernel is a site; `jager bench run` reads their exact per-site statistics. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,13 @@ int main(int argc, char **argv)
         sp = jager_span_begin(s_max);
         reduce_max();
         jager_span_end(sp);
+#ifdef EXTRA_SITE
+        static jager_site s_extra;
+        if (!s_extra) s_extra = jager_site_register("<img src=x onerror=window.__pwned=1>", __FILE__, __LINE__);
+        sp = jager_span_begin(s_extra);
+        scale(1.0);
+        jager_span_end(sp);
+#endif
     }
     jager_shutdown();
     return 0;

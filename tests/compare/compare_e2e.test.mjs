@@ -171,6 +171,32 @@ test('malformed, truncated and version-mismatched files exit 2 with a clear mess
   assert.match(r.stderr, /'false' exited with status 1 \(run 1 of 4\)/);
 });
 
+test('history: a step in the main branch\'s stored results is found, without a gate', () => {
+  const { h } = benchAB(kernels('base'), kernels('base'), 5);
+  const doc = JSON.parse(fs.readFileSync(h, 'utf8'));
+  const files = [];
+  for (let i = 0; i < 12; i++) {
+    const d = JSON.parse(JSON.stringify(doc));
+    d.results[0].commit = `c${i}`;
+    for (const k of d.results[0].kernels) {
+      // 1 % deterministic wobble everywhere; dot 8 % slower from result 6 on.
+      const f = (1 + 0.01 * Math.sin(i * 1.7 + k.name.length)) * (k.name === 'dot' && i >= 6 ? 1.08 : 1);
+      k.runs.median_ns = k.runs.median_ns.map((x) => x * f);
+    }
+    const f = tmp(`hist-${i}.json`);
+    fs.writeFileSync(f, JSON.stringify(d));
+    files.push(f);
+  }
+  const r = jager(['compare', '--history', ...files]);
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.split('\n');
+  const dot = lines.filter((l) => l.startsWith('dot '));
+  assert.equal(dot.length, 1, r.stdout);
+  assert.match(dot[0], /\+8\.\d % from .*hist-6\.json \(commit c6,/);
+  assert.ok(!lines.some((l) => l.startsWith('scale ') || l.startsWith('reduce_max ')), r.stdout);
+  assert.match(r.stdout, /1 change points in 3 kernels/);
+});
+
 test('two recordings: the sites whose time moved most', () => {
   const a = tmp('a.jgr'), b = tmp('b.jgr');
   for (const [exe, out] of [[kernels('base'), a], [kernels('slow'), b]]) {

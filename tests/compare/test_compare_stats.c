@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "history.h"
 #include "stats.h"
 
 /* A small deterministic generator (xorshift64*) and Box–Muller normals: no libc rand state. */
@@ -179,6 +180,32 @@ static void test_noise_floor_raises_the_bar(void **state)
     assert_int_equal(jc_decide(&s, 10, 10, 0.03, 0.0, 0.05), JC_UNCHANGED);
 }
 
+static void test_history_change_points(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    double v[40];
+    jh_change ch[8];
+    /* A 6 % step at result 12 of 24, 1 % noise: one change there. */
+    for (int i = 0; i < 24; i++) v[i] = (i < 12 ? 1000 : 1060) * exp(0.01 * rng_normal(&s));
+    int n = jh_find_changes(v, 24, 0.03, 0.05, ch, 8);
+    assert_int_equal(n, 1);
+    assert_true(ch[0].at >= 11 && ch[0].at <= 13);
+    assert_float_equal(ch[0].ratio, 1.06, 0.02);
+    /* A slow drift: +0.4 % per result over 40 results (17 % in all), no step above noise on
+     * its own — found as a change of more than the threshold. */
+    for (int i = 0; i < 40; i++) v[i] = 1000 * pow(1.004, i) * exp(0.005 * rng_normal(&s));
+    n = jh_find_changes(v, 40, 0.03, 0.05, ch, 8);
+    assert_true(n >= 1);
+    for (int i = 0; i < n; i++) assert_true(ch[i].ratio > 1.03);
+    /* Flat noise: none; too short: none; bad input refused. */
+    for (int i = 0; i < 30; i++) v[i] = 1000 * exp(0.02 * rng_normal(&s));
+    assert_int_equal(jh_find_changes(v, 30, 0.03, 0.05, ch, 8), 0);
+    assert_int_equal(jh_find_changes(v, 5, 0.03, 0.05, ch, 8), 0);
+    v[3] = -1;
+    assert_int_equal(jh_find_changes(v, 30, 0.03, 0.05, ch, 8), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_true_shifts),
         cmocka_unit_test(test_too_few_runs),
         cmocka_unit_test(test_noise_floor_raises_the_bar),
+        cmocka_unit_test(test_history_change_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "compare.h"
 #include "compare_jgr.h"
+#include "history.h"
 
 /* compare's own exit codes: a CI gate must tell a regression from a broken input. */
 #define EXIT_REGRESSION 1
@@ -27,6 +28,7 @@ static void usage(FILE *out)
           "  --annotations     print ::error/::notice workflow commands (default when GITHUB_ACTIONS=true)\n"
           "  --no-annotations  never print them\n"
           "  --any-machine     compare even when BASE has no result for HEAD's machine class\n"
+          "  --history F1 F2 … change points in a series of results (oldest first): slow drifts, no gate\n"
           "exit status: 0 no regression, 1 a kernel regressed (time or bytes per call), 2 bad input or usage\n",
           out);
 }
@@ -47,6 +49,60 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* --history: per kernel, one value per file (the median of its runs), searched for steps. */
+static int history(const char **paths, size_t n, const jc_options *o, int annotations)
+{
+    jb_doc *docs = calloc(n, sizeof *docs);
+    if (!docs) return EXIT_BAD;
+    int rc = 0;
+    char err[1024];
+    for (size_t i = 0; i < n && !rc; i++)
+        if (jb_doc_load(paths[i], &docs[i], err, sizeof err)) { fprintf(stderr, "jager compare: %s\n", err); rc = EXIT_BAD; }
+    const jb_result *first = rc ? NULL : &docs[0].results[0];
+    double *v = malloc(n * sizeof *v);
+    size_t *idx = malloc(n * sizeof *idx);
+    if (!rc && (!v || !idx)) rc = EXIT_BAD;
+    size_t changed = 0, kernels = 0;
+    if (!rc) printf("history: %zu results, machine class \"%s\"\n", n, first->machine_class);
+    for (size_t k = 0; !rc && k < first->nkernels; k++) {
+        const jb_kernel *want = &first->kernels[k];
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            const jb_result *r = jb_doc_find(&docs[i], first->machine_class);
+            const jb_kernel *got = NULL;
+            for (size_t j = 0; r && j < r->nkernels && !got; j++)
+                if (!strcmp(r->kernels[j].name, want->name) && !strcmp(r->kernels[j].file, want->file)) got = &r->kernels[j];
+            if (!got || !got->nruns) continue;
+            double *runs = malloc(got->nruns * sizeof *runs);
+            if (!runs) { rc = EXIT_BAD; break; }
+            for (size_t j = 0; j < got->nruns; j++) runs[j] = got->runs[j].median_ns;
+            v[m] = jc_median(runs, got->nruns);
+            idx[m++] = i;
+            free(runs);
+        }
+        jh_change ch[16];
+        int nc = rc ? 0 : jh_find_changes(v, m, o->threshold, o->alpha, ch, 16);
+        if (nc < 0) { rc = EXIT_BAD; break; }
+        kernels++;
+        for (int c = 0; c < nc; c++) {
+            const jb_result *r = jb_doc_find(&docs[idx[ch[c].at]], first->machine_class);
+            printf("%s (%s:%u): %+.1f %% from %s (commit %s, %s), p = %.3g\n", want->name, want->file, want->line,
+                   (ch[c].ratio - 1) * 100, paths[idx[ch[c].at]], *r->commit ? r->commit : "?", *r->date ? r->date : "?",
+                   ch[c].p);
+            if (annotations && ch[c].ratio > 1)
+                printf("::warning title=%s drifted::%+.1f %% since %s\n", want->name, (ch[c].ratio - 1) * 100,
+                       *r->commit ? r->commit : paths[idx[ch[c].at]]);
+            changed++;
+        }
+    }
+    if (!rc) printf("%zu change points in %zu kernels\n", changed, kernels);
+    free(v);
+    free(idx);
+    for (size_t i = 0; i < n; i++) jb_doc_free(&docs[i]);
+    free(docs);
+    return rc;
 }
 
 static int write_markdown_file(const char *path, const jc_report *r, const char *mode, int comment)
@@ -93,7 +149,8 @@ int cmd_compare(int argc, char **argv)
     jc_options_default(&o);
     const char *markdown = NULL, *comment = NULL, *out_path = NULL, *threshold = NULL, *alpha = NULL;
     const char *gha = getenv("GITHUB_ACTIONS");
-    int annotations = gha && !strcmp(gha, "true"), any_machine = 0, do_calibrate = 0;
+    int annotations = gha && !strcmp(gha, "true"), any_machine = 0, do_calibrate = 0, do_history = 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) do_history |= !strcmp(argv[i], "--history");
     const cli_opt opts[] = {
         CLI_STRING_OPT("--threshold", NULL, &threshold), CLI_STRING_OPT("--alpha", NULL, &alpha),
         CLI_STRING_OPT("--markdown", NULL, &markdown), CLI_STRING_OPT("--comment", NULL, &comment),
@@ -102,13 +159,22 @@ int cmd_compare(int argc, char **argv)
         {.name = "--no-annotations", .kind = CLI_FLAG, .dest = &annotations, .flag_value = 0},
         {.name = "--any-machine", .kind = CLI_FLAG, .dest = &any_machine, .flag_value = 1},
         {.name = "--calibrate", .kind = CLI_FLAG, .dest = &do_calibrate, .flag_value = 1},
+        {.name = "--history", .kind = CLI_FLAG, .dest = &do_history, .flag_value = 1},
     };
-    const cli_spec spec = {"compare", usage, opts, sizeof opts / sizeof opts[0], 2, 2, 0, "file"};
+    const cli_spec spec = {"compare", usage, opts, sizeof opts / sizeof opts[0], 2, do_history ? (size_t)argc : 2, 0, "file"};
     const char *pos[2] = {0};
     const char **posv = calloc((size_t)argc + 1, sizeof *posv);
     size_t npos = 0;
     if (!posv) return EXIT_BAD;
     int parsed = cli_parse(&spec, argc, argv, posv, &npos);
+    if (parsed == 0 && do_history) {
+        jc_options ho;
+        jc_options_default(&ho);
+        if (threshold && parse_fraction(threshold, &ho.threshold)) parsed = -1;
+        int hrc = parsed ? EXIT_BAD : history(posv, npos, &ho, annotations);
+        free((void *)posv);
+        return hrc;
+    }
     if (parsed == 0) { pos[0] = posv[0]; pos[1] = posv[1]; }
     free((void *)posv);
     if (parsed) return parsed > 0 ? 0 : EXIT_BAD;   /* a usage error is not a regression */
