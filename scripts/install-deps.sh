@@ -24,12 +24,14 @@ if ! command -v node >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
 fi
 
-if [ -f "$root/tests/peers/package.json" ]; then
-  if [ ! -d "$root/tests/peers/node_modules" ] || [ "$root/tests/peers/package.json" -nt "$root/tests/peers/node_modules/.installed" ]; then
-    echo "install-deps: npm install (tests/peers)"
-    (cd "$root/tests/peers" && npm install --no-audit --no-fund --loglevel=error >/dev/null && touch node_modules/.installed)
+# Every test folder with a package.json has its own npm peers (tests/peers, tests/compare, …).
+for pkg in "$root"/tests/*/package.json; do
+  d=$(dirname "$pkg")
+  if [ ! -d "$d/node_modules" ] || [ "$pkg" -nt "$d/node_modules/.installed" ]; then
+    echo "install-deps: npm install (${d#$root/})"
+    (cd "$d" && npm install --no-audit --no-fund --loglevel=error >/dev/null && touch node_modules/.installed)
   fi
-fi
+done
 
 if [ -x "$root/scripts/install-julia.sh" ]; then
   "$root/scripts/install-julia.sh" >/dev/null

@@ -20,6 +20,7 @@
 #include "hunt_rules.h"
 #include "model.h"
 #include "report_assets.h"
+#include "report_diff.h"
 #include "report_model.h"
 #include "report_timeline.h"
 #include "toolutil.h"
@@ -30,6 +31,7 @@ typedef struct report_args {
     const char **inputs;
     size_t ninputs;
     const char *input, *output, *title; /* input: the first recording */
+    const char *baseline;               /* --baseline: the recording head is compared with */
     rt_opts lod;
     double min_pct;
 } report_args;
@@ -47,7 +49,9 @@ static void usage(FILE *out)
           "  --title TEXT        page title (default: the recorded command line)\n"
           "  --max-spans N       spans drawn exactly on the timeline (default 150000); shorter spans\n"
           "                      beyond it are merged into \"N spans\" blocks. Totals stay exact.\n"
-          "  --min-pct P         hide findings cheaper than P % of the run (default: the hunt's)\n",
+          "  --min-pct P         hide findings cheaper than P % of the run (default: the hunt's)\n"
+          "  --baseline BASE.jgr a differential page: the flame graph coloured by change against BASE\n"
+          "                      (red slower, blue faster) and the sites whose time moved most\n",
           out);
 }
 
@@ -61,6 +65,7 @@ static int parse_args(int argc, char **argv, report_args *a)
     const cli_opt opts[] = {
         CLI_STRING_OPT("--output", "-o", &a->output),
         CLI_STRING_OPT("--title", NULL, &a->title),
+        CLI_STRING_OPT("--baseline", NULL, &a->baseline),
         {.name = "--max-spans", .kind = CLI_UINT, .dest = &max_spans, .min = 1, .max = (double)UINT64_MAX,
          .bad = "--max-spans: '%s' is not a positive integer"},
         {.name = "--min-pct", .kind = CLI_DOUBLE, .dest = &a->min_pct, .min = 0, .max = 1e300, .bad = "--min-pct: '%s' is not a percentage"},
@@ -110,6 +115,7 @@ typedef struct report_ctx {
     const report_args *a;
     rm_input *in;
     size_t n;
+    rm_input *base;     /* --baseline, or NULL */
 } report_ctx;
 
 static int write_data(FILE *out, const report_ctx *c)
@@ -125,6 +131,10 @@ static int write_data(FILE *out, const report_ctx *c)
     rm_write_table(out, c->in, c->n);
     fputc(',', out);
     if (rm_write_findings(out, c->in, c->n)) return -1;
+    if (c->base) {
+        fputc(',', out);
+        rm_write_baseline(out, c->base);
+    }
     /* the timeline: every recording's lanes, counters and strings in one array each */
     uint32_t str_base = 0;
     rt_json_ctx *jc = calloc(c->n, sizeof *jc);
@@ -256,6 +266,23 @@ int cmd_report(int argc, char **argv)
     char *owned_out = NULL, *tmp = NULL;
     FILE *out = NULL;
     report_ctx c = {.a = &a, .n = a.ninputs};
+    rm_input base = {0};
+    if (a.baseline && a.ninputs != 1) {
+        fprintf(stderr, "jager report: --baseline compares one recording with it (%zu given)\n", a.ninputs);
+        free(a.inputs);
+        return JAGER_EXIT_USAGE;
+    }
+    if (a.baseline) {
+        base.path = a.baseline;
+        int code = read_input(&base, &a);
+        if (code == JAGER_EXIT_INPUT) {
+            free_input(&base);
+            free(a.inputs);
+            return JAGER_EXIT_INPUT;
+        }
+        if (code > exit_code) exit_code = code;
+        c.base = &base;
+    }
     if (!(c.in = calloc(a.ninputs, sizeof *c.in))) {
         fprintf(stderr, "jager report: out of memory\n");
         exit_code = JAGER_EXIT_INPUT;
@@ -303,6 +330,7 @@ done:
         remove(tmp);
     }
     for (size_t i = 0; c.in && i < c.n; i++) free_input(&c.in[i]);
+    if (c.base) free_input(c.base);
     free(c.in);
     free(tmp);
     free(owned_out);

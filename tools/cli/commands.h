@@ -25,5 +25,7 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_plugins(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

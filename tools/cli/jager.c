@@ -29,6 +29,8 @@ int main(int argc, char **argv)
         {"export", cmd_export, "chrome | speedscope | pprof | parquet | csv"},
         {"info", cmd_info, "file metadata, threads, event types and counts"},
         {"plugins", cmd_plugins, "list installed plugins and their options"},
+        {"bench", cmd_bench, "run a benchmark command N times: per-kernel results as JSON (docs/compare.md)"},
+        {"compare", cmd_compare, "compare benchmark results: regressions with confidence intervals (a CI gate)"},
     };
     const size_t n = sizeof cmds / sizeof cmds[0];
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

@@ -57,7 +57,7 @@ J.Flame.prototype.draw = function () {
   var self = this, focusTot = Math.max(1, this.tot[this.focus]), scale = w / focusTot, matched = 0;
   function box(i, x, y, width, dim) {
     var h = self.ROW - 1, hit = self.matches(i);
-    var col = self.p[i] < 0 ? '#cfd6df' : J.siteColor(self.k[i]);
+    var col = self.diff ? self.diff.color(i) : self.p[i] < 0 ? '#cfd6df' : J.siteColor(self.k[i]);
     if (self.query && !hit) col = dim ? '#eef0f3' : '#e3e7ec';
     if (hit) col = '#e0457b';
     ctx.fillStyle = col;
@@ -144,6 +144,7 @@ J.Flame.prototype.bind = function () {
       J.fmtPct(self.tot[i] / Math.max(1, self.tot[self.focus])) + ' of view)',
       'self ' + J.fmtNs(self.self[i] || 0) + ' · ' + J.fmtInt(self.calls[i] || 0) + ' calls'];
     if (site[1]) lines.push(site[1] + (site[2] ? ':' + site[2] : ''));
+    if (self.diff) lines.push(self.diff.describe(i));
     J.tip.show(e.clientX, e.clientY, self.name(i), lines);
   });
   c.addEventListener('mouseleave', function () { J.tip.hide(); });

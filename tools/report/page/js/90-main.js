@@ -15,6 +15,11 @@
   J.renderFindings(data);
   J.timeline = new J.Timeline(data);
   J.flame = new J.Flame(data);
+  if (data.baseline) {   /* the differential page: colour by change, list what moved */
+    J.flame.diff = new J.Diff(data, J.flame);
+    J.flame.draw();
+    J.flame.diff.render();
+  }
   J.table = new J.SiteTable(data);
   var foot = document.getElementById('foot');
   foot.textContent = (data.generator || 'jager') + ' · rendered in ' + Math.round(performance.now() - t0) + ' ms';
