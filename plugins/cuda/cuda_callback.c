@@ -75,13 +75,53 @@ static const struct {
     {CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz, CU_K_FREE},
 };
 
-static uint8_t kind_of[CU_MAX_CBID];
+#define RT(n) CUPTI_RUNTIME_TRACE_CBID_##n
+static const struct {
+    uint16_t cbid;
+    uint8_t kind;
+} traced_rt[] = {
+    {RT(cudaLaunchKernel_v7000), CU_K_KERNEL},
+    {RT(cudaLaunchKernel_ptsz_v7000), CU_K_KERNEL},
+    {RT(cudaLaunchKernelExC_v11060), CU_K_KERNEL},
+    {RT(cudaLaunchKernelExC_ptsz_v11060), CU_K_KERNEL},
+    {RT(cudaLaunchCooperativeKernel_v9000), CU_K_KERNEL},
+    {RT(cudaLaunchCooperativeKernel_ptsz_v9000), CU_K_KERNEL},
+    {RT(cudaGraphLaunch_v10000), CU_K_GRAPH},
+    {RT(cudaGraphLaunch_ptsz_v10000), CU_K_GRAPH},
+    {RT(cudaMemcpy_v3020), CU_K_COPY},
+    {RT(cudaMemcpy_ptds_v7000), CU_K_COPY},
+    {RT(cudaMemcpyAsync_v3020), CU_K_COPY},
+    {RT(cudaMemcpyAsync_ptsz_v7000), CU_K_COPY},
+    {RT(cudaMemset_v3020), CU_K_MEMSET},
+    {RT(cudaMemset_ptds_v7000), CU_K_MEMSET},
+    {RT(cudaMemsetAsync_v3020), CU_K_MEMSET},
+    {RT(cudaMemsetAsync_ptsz_v7000), CU_K_MEMSET},
+    {RT(cudaDeviceSynchronize_v3020), CU_K_SYNC},
+    {RT(cudaStreamSynchronize_v3020), CU_K_SYNC},
+    {RT(cudaStreamSynchronize_ptsz_v7000), CU_K_SYNC},
+    {RT(cudaEventSynchronize_v3020), CU_K_SYNC},
+    {RT(cudaMalloc_v3020), CU_K_ALLOC},
+    {RT(cudaMallocAsync_v11020), CU_K_ALLOC},
+    {RT(cudaMallocAsync_ptsz_v11020), CU_K_ALLOC},
+    {RT(cudaFree_v3020), CU_K_FREE},
+    {RT(cudaFreeAsync_v11020), CU_K_FREE},
+    {RT(cudaFreeAsync_ptsz_v11020), CU_K_FREE},
+};
+
+static uint8_t kind_of[CU_MAX_CBID], kind_of_rt[CU_MAX_CBID];
 
 jager_status cu_callbacks_enable(cu_state *st)
 {
     for (uint32_t i = 0; i < CU_N(traced); i++) {
         if (traced[i].cbid < CU_MAX_CBID) kind_of[traced[i].cbid] = traced[i].kind;
         CUptiResult r = st->api.EnableCallback(1, st->sub, CUPTI_CB_DOMAIN_DRIVER_API, traced[i].cbid);
+        if (r != CUPTI_SUCCESS) return JAGER_E_UNSUPPORTED;
+    }
+    /* The runtime's calls too: a kernel launched through cudaLaunchKernel may carry the
+     * runtime call's correlation id rather than the driver call's underneath it. */
+    for (uint32_t i = 0; i < CU_N(traced_rt); i++) {
+        if (traced_rt[i].cbid < CU_MAX_CBID) kind_of_rt[traced_rt[i].cbid] = traced_rt[i].kind;
+        CUptiResult r = st->api.EnableCallback(1, st->sub, CUPTI_CB_DOMAIN_RUNTIME_API, traced_rt[i].cbid);
         if (r != CUPTI_SUCCESS) return JAGER_E_UNSUPPORTED;
     }
     return JAGER_OK;
@@ -92,6 +132,13 @@ jager_status cu_callbacks_enable(cu_state *st)
 /* The calling thread's stack bounds, found on its first traced call. */
 static __thread uintptr_t tl_stack_hi __attribute__((tls_model("initial-exec")));
 static __thread uint64_t tl_tid __attribute__((tls_model("initial-exec")));
+/* The outermost traced call on this thread (a runtime call and the driver call inside it
+ * are one launch: one stack, one external id, one cuda.launch event). */
+typedef struct cu_outer {
+    uint64_t t0, ext, stack;
+    uint32_t site, depth;
+} cu_outer;
+static __thread cu_outer tl_outer __attribute__((tls_model("initial-exec")));
 
 static void thread_first_call(void)
 {
@@ -165,13 +212,14 @@ int cu_corr_get(cu_state *st, uint32_t corr, cu_launch_info *out)
 
 /* ---- the callback ---- */
 
-static uint32_t api_name_id(cu_state *st, CUpti_CallbackId cbid, const char *name)
+static uint32_t api_name_id(cu_state *st, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char *name)
 {
     if (cbid >= CU_MAX_CBID || !name) return 0;
-    uint32_t id = atomic_load_explicit(&st->api_name[cbid], memory_order_relaxed);
+    _Atomic uint32_t *slot = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &st->api_name_rt[cbid] : &st->api_name[cbid];
+    uint32_t id = atomic_load_explicit(slot, memory_order_relaxed);
     if (!id) { /* first sight of this API: intern once (takes the host's lock, not CUPTI's) */
         id = st->host->intern(name);
-        atomic_store_explicit(&st->api_name[cbid], id, memory_order_relaxed);
+        atomic_store_explicit(slot, id, memory_order_relaxed);
     }
     return id;
 }
@@ -179,38 +227,42 @@ static uint32_t api_name_id(cu_state *st, CUpti_CallbackId cbid, const char *nam
 void CUPTIAPI cu_api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *cbdata)
 {
     cu_state *st = userdata;
-    if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !st || !st->active || !st->callbacks || cbid >= CU_MAX_CBID) return;
-    uint8_t kind = kind_of[cbid];
+    if (!st || !st->active || !st->callbacks || cbid >= CU_MAX_CBID) return;
+    uint8_t kind;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        kind = kind_of[cbid];
+    else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        kind = kind_of_rt[cbid];
+    else
+        return;
     if (!kind) return;
     const CUpti_CallbackData *cd = cbdata;
+    cu_outer *o = &tl_outer;
     if (cd->callbackSite == CUPTI_API_ENTER) {
-        uint64_t t0 = st->host->now_ns();
-        if (cd->correlationData) *cd->correlationData = t0;
-        uint64_t ips[CU_MAX_DEPTH];
-        uint32_t n = st->depth ? cu_stack_walk(ips, st->depth) : 0;
-        if (!tl_tid) thread_first_call();
-        jager_stack_id stack = n ? st->host->stack_intern(ips, n) : 0;
-        jager_site site = 0;
-        st->host->open_sites(&site, 1);
-        uint64_t ext = atomic_fetch_add_explicit(&st->next_external_id, 1, memory_order_relaxed) + 1;
-        st->api.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ext);
-        cu_corr_put(st, cd->correlationId, t0, ext, stack, site, tl_tid);
-        if (stack) atomic_fetch_add_explicit(&st->launch_stacks, 1, memory_order_relaxed);
+        if (o->depth++ == 0) {
+            o->t0 = st->host->now_ns();
+            uint64_t ips[CU_MAX_DEPTH];
+            uint32_t n = st->depth ? cu_stack_walk(ips, st->depth) : 0;
+            if (!tl_tid) thread_first_call();
+            o->stack = n ? st->host->stack_intern(ips, n) : 0;
+            o->site = 0;
+            st->host->open_sites(&o->site, 1);
+            o->ext = atomic_fetch_add_explicit(&st->next_external_id, 1, memory_order_relaxed) + 1;
+            st->api.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, o->ext);
+            if (o->stack) atomic_fetch_add_explicit(&st->launch_stacks, 1, memory_order_relaxed);
+        }
+        if (cd->correlationData) *cd->correlationData = o->t0;
+        /* every level's correlation id leads to the outermost call */
+        cu_corr_put(st, cd->correlationId, o->t0, o->ext, o->stack, o->site, tl_tid);
     } else if (cd->callbackSite == CUPTI_API_EXIT) {
+        if (o->depth == 0) return; /* entered before the plugin started */
+        if (--o->depth) return;
         uint64_t t1 = st->host->now_ns();
         uint64_t popped = 0;
         st->api.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped);
-        cu_corr_slot *s = &st->corr[cd->correlationId & st->corr_mask];
-        uint64_t t0 = cd->correlationData ? *cd->correlationData : t1;
-        uint64_t stack = 0;
-        uint32_t site = 0;
-        if (atomic_load_explicit(&s->corr, memory_order_acquire) == cd->correlationId) {
-            stack = atomic_load_explicit(&s->stack, memory_order_relaxed);
-            site = atomic_load_explicit(&s->site, memory_order_relaxed);
-        }
-        uint64_t f[] = {t1 >= t0 ? t1 - t0 : 0, api_name_id(st, cbid, cd->functionName), kind, cd->correlationId,
-                        popped, stack, site};
-        st->host->emit(st->t_launch, t0, f, CU_N(f));
+        uint64_t f[] = {t1 >= o->t0 ? t1 - o->t0 : 0, api_name_id(st, domain, cbid, cd->functionName), kind,
+                        cd->correlationId, popped, o->stack, o->site};
+        st->host->emit(st->t_launch, o->t0, f, CU_N(f));
         atomic_fetch_add_explicit(&st->launches, 1, memory_order_relaxed);
     }
 }

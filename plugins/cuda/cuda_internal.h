@@ -132,7 +132,7 @@ typedef struct cu_state {
     uint64_t window_start_ns;
 
     /* api names by driver callback id (interned lazily, first sight) */
-    _Atomic uint32_t api_name[CU_MAX_CBID];
+    _Atomic uint32_t api_name[CU_MAX_CBID], api_name_rt[CU_MAX_CBID];
 
     /* kernel-name cache: CUPTI name pointer -> string id (worker only) */
     const char **name_ptr;

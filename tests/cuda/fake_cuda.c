@@ -80,6 +80,29 @@ EXPORT uint32_t fake_api_call(uint32_t cbid, const char *name, uint64_t *ext_out
     return corr;
 }
 
+EXPORT void fake_api_call_nested(uint32_t rt_cbid, const char *rt_name, uint32_t drv_cbid, const char *drv_name,
+                                 uint32_t *rt_corr, uint32_t *drv_corr)
+{
+    uint64_t d1 = 0, d2 = 0;
+    CUpti_CallbackData rt, drv;
+    memset(&rt, 0, sizeof rt);
+    memset(&drv, 0, sizeof drv);
+    rt.functionName = rt_name;
+    rt.correlationData = &d1;
+    rt.correlationId = __atomic_add_fetch(&next_corr, 1, __ATOMIC_RELAXED);
+    drv.functionName = drv_name;
+    drv.correlationData = &d2;
+    drv.correlationId = __atomic_add_fetch(&next_corr, 1, __ATOMIC_RELAXED);
+    rt.callbackSite = drv.callbackSite = CUPTI_API_ENTER;
+    if (sub_cb) sub_cb(sub_ud, CUPTI_CB_DOMAIN_RUNTIME_API, rt_cbid, &rt);
+    if (sub_cb) sub_cb(sub_ud, CUPTI_CB_DOMAIN_DRIVER_API, drv_cbid, &drv);
+    rt.callbackSite = drv.callbackSite = CUPTI_API_EXIT;
+    if (sub_cb) sub_cb(sub_ud, CUPTI_CB_DOMAIN_DRIVER_API, drv_cbid, &drv);
+    if (sub_cb) sub_cb(sub_ud, CUPTI_CB_DOMAIN_RUNTIME_API, rt_cbid, &rt);
+    *rt_corr = rt.correlationId;
+    *drv_corr = drv.correlationId;
+}
+
 EXPORT int fake_buf_begin(void)
 {
     uint8_t *p = NULL;

@@ -31,6 +31,10 @@ fake_counts fake_get_counts(void);
 /* One driver API call: enter and exit callbacks. Returns its correlation id; *ext_out gets
  * the external id the plugin pushed (0 if none). */
 uint32_t fake_api_call(uint32_t cbid, const char *name, uint64_t *ext_out);
+/* A runtime call with a driver call inside it (cudaLaunchKernel → cuLaunchKernel): two
+ * correlation ids, returned in *rt_corr and *drv_corr. */
+void fake_api_call_nested(uint32_t rt_cbid, const char *rt_name, uint32_t drv_cbid, const char *drv_name,
+                          uint32_t *rt_corr, uint32_t *drv_corr);
 /* Take a buffer from the plugin (0 when it has none to give: the records are dropped). */
 int fake_buf_begin(void);
 /* Append one record (its size in bytes); returns 0 when it does not fit. */

@@ -317,6 +317,49 @@ static void test_second_recording_one_timestamp_callback(void **unused)
     memsink_free(m);
 }
 
+/* cudaLaunchKernel with cuLaunchKernel inside: one launch, one stack, one external id; a
+ * kernel carrying either call's correlation id finds it. */
+static void test_runtime_and_driver_are_one_launch(void **unused)
+{
+    (void)unused;
+    fake_reset(FAKE_OK);
+    ct_env(NULL, NULL);
+    memsink *m = ct_start();
+    assert_non_null(m);
+    uint16_t t_launch = ct_type("cuda.launch"), t_kernel = ct_type("cuda.kernel"), t_sum = ct_type("cuda.summary");
+    uint32_t rt[4], drv[4];
+    for (int i = 0; i < 4; i++)
+        fake_api_call_nested(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel",
+                             CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &rt[i], &drv[i]);
+    uint64_t t = jager_now_ns() + 1000;
+    assert_true(fake_buf_begin());
+    for (int i = 0; i < 4; i++) {
+        CUpti_ActivityKernel10 k = ct_kernel(i % 2 ? rt[i] : drv[i], t + 1000u * (uint64_t)i, t + 1000u * (uint64_t)i + 500, "k");
+        assert_true(fake_buf_add(&k, sizeof k));
+    }
+    fake_buf_finish(7, 0);
+    jager_shutdown();
+    ct_env_clear();
+    assert_int_equal(ct_count(m, t_launch), 4);
+    assert_int_equal(ct_count(m, t_kernel), 4);
+    for (size_t i = 0; i < 4; i++) {
+        const jager_rec_plugin *l = ct_rec(m, t_launch, i), *k = ct_rec(m, t_kernel, i);
+        assert_string_equal(jg_string((uint32_t)l->fields[L_API]), "cudaLaunchKernel");
+        assert_int_equal(l->fields[L_CORR], rt[i]);
+        assert_int_equal(l->fields[L_EXT], i + 1);
+        assert_int_equal(k->fields[K_EXT], i + 1);
+        assert_int_equal(k->fields[K_STACK], l->fields[L_STACK]);
+        assert_int_equal(k->fields[K_LAUNCH_NS], l->time_ns);
+    }
+    assert_int_equal(ct_rec(m, t_sum, 0)->fields[S_MISSES], 0);
+    assert_int_equal(ct_rec(m, t_sum, 0)->fields[S_LAUNCHES], 4);
+    assert_int_equal(ct_rec(m, t_sum, 0)->fields[S_STACKS], 4);
+    fake_counts fc = fake_get_counts();
+    assert_int_equal(fc.pushes, 4);
+    assert_int_equal(fc.pops, 4);
+    memsink_free(m);
+}
+
 /* The pool: 1 MiB of 64 KiB buffers is 16; the 17th request is refused and counted. */
 static void test_pool_cap(void **unused)
 {
@@ -444,6 +487,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_launches_and_activity, teardown),
         cmocka_unit_test_teardown(test_second_recording_one_timestamp_callback, teardown),
+        cmocka_unit_test_teardown(test_runtime_and_driver_are_one_launch, teardown),
         cmocka_unit_test_teardown(test_pool_cap, teardown),
         cmocka_unit_test_teardown(test_bad_option, teardown),
         cmocka_unit_test_teardown(test_aside_no_driver, teardown),
