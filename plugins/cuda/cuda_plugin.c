@@ -94,7 +94,7 @@ static const jager_field_desc other_fields[] = {
 };
 static const jager_field_desc drop_fields[] = {
     {"window_start_ns", JAGER_FIELD_TIME_NS, 0}, /* the window ends at the record's time */
-    {"context", JAGER_FIELD_U64, 0},
+    {"context_buffer", JAGER_FIELD_BOOL, 0},     /* the buffer held one context's records (else the global one) */
     {"stream", JAGER_FIELD_U64, 0},
     {"records", JAGER_FIELD_U64, 0},
     {"reason", JAGER_FIELD_U64, 0}, /* 1: CUPTI dropped (buffer full or none to give) */
