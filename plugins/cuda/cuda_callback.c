@@ -137,6 +137,7 @@ static __thread uint64_t tl_tid __attribute__((tls_model("initial-exec")));
 typedef struct cu_outer {
     uint64_t t0, ext, stack;
     uint32_t site, depth;
+    uint32_t gen; /* the recording that set depth: a call left open by a stop is forgotten */
 } cu_outer;
 static __thread cu_outer tl_outer __attribute__((tls_model("initial-exec")));
 
@@ -238,6 +239,10 @@ void CUPTIAPI cu_api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti
     if (!kind) return;
     const CUpti_CallbackData *cd = cbdata;
     cu_outer *o = &tl_outer;
+    if (o->gen != st->generation) {
+        o->gen = st->generation;
+        o->depth = 0;
+    }
     if (cd->callbackSite == CUPTI_API_ENTER) {
         if (o->depth++ == 0) {
             o->t0 = st->host->now_ns();

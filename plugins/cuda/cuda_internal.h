@@ -90,6 +90,7 @@ typedef struct cu_state {
     jager_plugin_handle *self;
     cu_api api;
     int active;      /* init succeeded and not shut down */
+    uint32_t generation; /* counts recordings in this process (1, 2, …) */
     int subscribed;
     CUpti_SubscriberHandle sub;
     uint32_t cupti_version;

@@ -192,9 +192,11 @@ static void reset(cu_state *st)
 
 static jager_status cu_init(const jager_host_api *host, jager_plugin_handle *self, void **state)
 {
+    static uint32_t recordings;
     cu_state *st = &cu_g;
     if (st->host) return JAGER_E_STATE;
     reset(st);
+    st->generation = ++recordings;
     st->host = host;
     st->self = self;
     /* CUPTI and NVTX keep pointers into this library for the whole process: never unload it. */
@@ -270,9 +272,9 @@ static void cu_stop(void *state)
 {
     cu_state *st = state;
     if (!st->active) return;
-    cu_unload(st); /* no more callbacks */
+    st->active = 0; /* callbacks in flight return at once */
+    cu_unload(st);  /* and no more come */
     cu_activity_stop(st);
-    st->active = 0;
     for (uint32_t k = 0; k < CU_MAX_KIND; k++)
         if (st->other_by_kind[k]) {
             uint64_t f[] = {k, st->other_by_kind[k]};
