@@ -360,6 +360,49 @@ static void test_runtime_and_driver_are_one_launch(void **unused)
     memsink_free(m);
 }
 
+/* Eviction by age: with 16 slots, launches 17..20 take the slots of launches 1..4 before
+ * any record matched them (4 evicted); those four kernels then find nothing (4 misses),
+ * the other sixteen find their launch. */
+static void test_eviction_by_age(void **unused)
+{
+    (void)unused;
+    fake_reset(FAKE_OK);
+    ct_env(NULL, NULL);
+    setenv("JAGER_CUDA_CORRELATION_SLOTS", "16", 1);
+    memsink *m = ct_start();
+    assert_non_null(m);
+    uint16_t t_kernel = ct_type("cuda.kernel"), t_sum = ct_type("cuda.summary");
+    uint32_t c[20];
+    volatile int n = 20;
+    for (int i = 0; i < n; i++) c[i] = launch_site_a(NULL);
+    uint64_t t = jager_now_ns() + 1000;
+    assert_true(fake_buf_begin());
+    for (int i = 0; i < 20; i++) {
+        CUpti_ActivityKernel10 k = ct_kernel(c[i], t + 100u * (uint64_t)i, t + 100u * (uint64_t)i + 50, "k");
+        assert_true(fake_buf_add(&k, sizeof k));
+    }
+    fake_buf_finish(7, 0);
+    jager_shutdown();
+    unsetenv("JAGER_CUDA_CORRELATION_SLOTS");
+    ct_env_clear();
+    assert_int_equal(ct_count(m, t_kernel), 20);
+    size_t unlinked = 0;
+    for (size_t i = 0; i < 20; i++) {
+        const jager_rec_plugin *k = ct_rec(m, t_kernel, i);
+        if (!k->fields[K_STACK]) {
+            unlinked++;
+            assert_true(k->fields[K_CORR] <= c[3]); /* the oldest four */
+        }
+    }
+    assert_int_equal(unlinked, 4);
+    const uint64_t *s = ct_rec(m, t_sum, 0)->fields;
+    assert_int_equal(s[S_EVICTED], 4);
+    assert_int_equal(s[S_MISSES], 4);
+    assert_int_equal(s[S_HITS], 16);
+    assert_int_equal(ct_diags(m, "cuda", "4 activity records found no launch (4 launches evicted unmatched)"), 1);
+    memsink_free(m);
+}
+
 /* The pool: 1 MiB of 64 KiB buffers is 16; the 17th request is refused and counted. */
 static void test_pool_cap(void **unused)
 {
@@ -488,6 +531,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launches_and_activity, teardown),
         cmocka_unit_test_teardown(test_second_recording_one_timestamp_callback, teardown),
         cmocka_unit_test_teardown(test_runtime_and_driver_are_one_launch, teardown),
+        cmocka_unit_test_teardown(test_eviction_by_age, teardown),
         cmocka_unit_test_teardown(test_pool_cap, teardown),
         cmocka_unit_test_teardown(test_bad_option, teardown),
         cmocka_unit_test_teardown(test_aside_no_driver, teardown),
