@@ -42,14 +42,36 @@ static void find_jager(void)
 static __thread jager_span tl_spans[NVTX_STACK];
 static __thread int tl_depth; /* may exceed NVTX_STACK: those levels are counted, not spans */
 
+/* Domain and string handles live for the process, as NVTX's do; every one stays on a list
+ * so that it remains reachable (leak checkers see no leak). */
 typedef struct nv_domain {
     char *name;
     nvtxDomainHandle_t chained;
+    struct nv_domain *next;
 } nv_domain;
 typedef struct nv_string {
     char *text;
     nvtxStringHandle_t chained;
+    struct nv_string *next;
 } nv_string;
+static nv_domain *all_domains;
+static nv_string *all_strings;
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void keep_domain(nv_domain *d)
+{
+    pthread_mutex_lock(&handles_lock);
+    d->next = all_domains;
+    all_domains = d;
+    pthread_mutex_unlock(&handles_lock);
+}
+static void keep_string(nv_string *s)
+{
+    pthread_mutex_lock(&handles_lock);
+    s->next = all_strings;
+    all_strings = s;
+    pthread_mutex_unlock(&handles_lock);
+}
 
 static const char *message_of(const nvtxEventAttributes_t *a, char *buf, size_t len)
 {
@@ -311,6 +333,7 @@ static nvtxStringHandle_t NVTX_API h_DomainRegisterStringA(nvtxDomainHandle_t d,
     nv_string *r = calloc(1, sizeof *r); /* lives for the process, as NVTX string handles do */
     if (!r) return NULL;
     r->text = strdup(s ? s : "");
+    keep_string(r);
     if (fwd_core2[NVTX_CBID_CORE2_DomainRegisterStringA])
         r->chained =
             FWD(fwd_core2, NVTX_CBID_CORE2_DomainRegisterStringA, nvtxDomainRegisterStringA_impl_fntype)(DCH(d), s);
@@ -321,6 +344,7 @@ static nvtxStringHandle_t NVTX_API h_DomainRegisterStringW(nvtxDomainHandle_t d,
     nv_string *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->text = strdup("(nvtx unicode)");
+    keep_string(r);
     if (fwd_core2[NVTX_CBID_CORE2_DomainRegisterStringW])
         r->chained =
             FWD(fwd_core2, NVTX_CBID_CORE2_DomainRegisterStringW, nvtxDomainRegisterStringW_impl_fntype)(DCH(d), s);
@@ -331,6 +355,7 @@ static nvtxDomainHandle_t NVTX_API h_DomainCreateA(const char *n)
     nv_domain *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->name = strdup(n ? n : "");
+    keep_domain(r);
     if (fwd_core2[NVTX_CBID_CORE2_DomainCreateA])
         r->chained = FWD(fwd_core2, NVTX_CBID_CORE2_DomainCreateA, nvtxDomainCreateA_impl_fntype)(n);
     return (nvtxDomainHandle_t)r;
@@ -340,6 +365,7 @@ static nvtxDomainHandle_t NVTX_API h_DomainCreateW(const wchar_t *n)
     nv_domain *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->name = strdup("(nvtx unicode)");
+    keep_domain(r);
     if (fwd_core2[NVTX_CBID_CORE2_DomainCreateW])
         r->chained = FWD(fwd_core2, NVTX_CBID_CORE2_DomainCreateW, nvtxDomainCreateW_impl_fntype)(n);
     return (nvtxDomainHandle_t)r;
