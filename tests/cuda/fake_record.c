@@ -1,7 +1,8 @@
 /* fake_record.c — a recording to a .jgr file through the CUPTI/driver test double, for the
- * cuda_dump test: JAGER_PLUGINS=cuda JAGER_OUTPUT=FILE fake_record N. Inside a span
+ * cuda_dump and cuda_hunt tests: JAGER_PLUGINS=cuda JAGER_OUTPUT=FILE fake_record N [big]. Inside a span
  * "assemble", apply_bc() launches N kernels; one activity buffer holds their records
- * (1 µs each, 32 threads) and a 1 MiB host-to-device copy. */
+ * (200 ns each, 32 threads; with "big": 500 µs each, 4096 × 256 threads) and a 1 MiB
+ * host-to-device copy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ __attribute__((noinline, visibility("default"))) uint32_t apply_bc(void)
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 10;
+    int big = argc > 2 && strcmp(argv[2], "big") == 0;
     if (n < 1 || n > 1000) {
         fprintf(stderr, "usage: fake_record N (1..1000)\n");
         return 2;
@@ -44,15 +46,16 @@ int main(int argc, char **argv)
         CUpti_ActivityKernel10 k;
         memset(&k, 0, sizeof k);
         k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        k.start = t + 2000u * (uint64_t)i;
-        k.end = k.start + 1000;
+        k.start = t + (big ? 600000u : 2000u) * (uint64_t)i;
+        k.end = k.start + (big ? 500000u : 200u);
         k.streamId = 7;
-        k.gridX = k.gridY = k.gridZ = 1;
-        k.blockX = 32;
+        k.gridX = big ? 4096 : 1;
+        k.gridY = k.gridZ = 1;
+        k.blockX = big ? 256 : 32;
         k.blockY = k.blockZ = 1;
         k.registersPerThread = 16;
         k.correlationId = corr[i];
-        k.name = "tiny_bc_kernel";
+        k.name = big ? "big_stencil" : "tiny_bc_kernel";
         if (!fake_buf_add(&k, sizeof k)) return 1;
     }
     CUpti_ActivityMemcpy6 m;
@@ -62,7 +65,7 @@ int main(int argc, char **argv)
     m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
     m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     m.bytes = 1u << 20;
-    m.start = t + 2000u * (uint64_t)n;
+    m.start = t + (big ? 600000u : 2000u) * (uint64_t)n;
     m.end = m.start + 50000;
     m.correlationId = cc;
     if (!fake_buf_add(&m, sizeof m)) return 1;

@@ -1,0 +1,28 @@
+#!/bin/sh
+# check_hunt.sh JAGER FAKE_RECORD OUTDIR — the GPU findings on synthetic recordings made
+# through the test double: 200 tiny kernels (32 threads, 200 ns) under `assemble` → apply_bc
+# give small_kernels (with the launching call path) and launch_bound; 200 big ones
+# (1M threads, 500 µs) give neither. `jager summary` shows the GPU table.
+set -eu
+JAGER=$1 PROG=$2 OUT=$3
+mkdir -p "$OUT"
+fail() { echo "check_hunt: $*" >&2; exit 1; }
+rm -f "$OUT/tiny.jgr" "$OUT/big.jgr"
+JAGER_PLUGINS=cuda JAGER_OUTPUT="$OUT/tiny.jgr" JAGER_QUIET=1 "$PROG" 200 >/dev/null
+JAGER_PLUGINS=cuda JAGER_OUTPUT="$OUT/big.jgr" JAGER_QUIET=1 "$PROG" 200 big >/dev/null
+H=$("$JAGER" hunt "$OUT/tiny.jgr")
+echo "$H" | grep -q '\[small_kernels\] 100% of the kernels launched in `assemble` run fewer than 1024 threads' \
+    || fail "no small_kernels on tiny kernels: $H"
+echo "$H" | grep -q 'launched from apply_bc' || fail "small_kernels without the launching function: $H"
+echo "$H" | grep -q '\[launch_bound\]' || fail "no launch_bound on tiny kernels: $H"
+[ "$("$JAGER" hunt --format json "$OUT/tiny.jgr" | grep -o '"kind":"small_kernels"' | wc -l | tr -d ' ')" = 1 ] \
+    || fail "want one small_kernels finding in the JSON"
+B=$("$JAGER" hunt "$OUT/big.jgr")
+echo "$B" | grep -q 'small_kernels' && fail "small_kernels on big kernels: $B"
+echo "$B" | grep -q 'launch_bound' && fail "launch_bound on big kernels: $B"
+S=$("$JAGER" summary "$OUT/tiny.jgr")
+echo "$S" | grep -q '^GPU 200 kernels' || fail "summary without its GPU line: $S"
+echo "$S" | grep -q 'tiny_bc_kernel  *200 ' || fail "summary without the kernel table: $S"
+echo "$S" | grep -q 'copies host→device: 1, 1.0 MiB' || fail "summary without the copy line: $S"
+"$JAGER" summary --format json "$OUT/tiny.jgr" | grep -q '"gpu":{"kernels":200,' || fail "summary JSON without gpu"
+echo "check_hunt: ok"
