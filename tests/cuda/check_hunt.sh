@@ -2,7 +2,8 @@
 # check_hunt.sh JAGER FAKE_RECORD OUTDIR — the GPU findings on synthetic recordings made
 # through the test double: 200 tiny kernels (32 threads, 200 ns) under `assemble` → apply_bc
 # give small_kernels (with the launching call path) and launch_bound; 200 big ones
-# (1M threads, 500 µs) give neither. `jager summary` shows the GPU table.
+# (1M threads, 500 µs) give neither. `jager summary` shows the GPU table; the Chrome export
+# names kernels and links each to its launch.
 set -eu
 JAGER=$1 PROG=$2 OUT=$3
 mkdir -p "$OUT"
@@ -25,4 +26,11 @@ echo "$S" | grep -q '^GPU 200 kernels' || fail "summary without its GPU line: $S
 echo "$S" | grep -q 'tiny_bc_kernel  *200 ' || fail "summary without the kernel table: $S"
 echo "$S" | grep -q 'copies host→device: 1, 1.0 MiB' || fail "summary without the copy line: $S"
 "$JAGER" summary --format json "$OUT/tiny.jgr" | grep -q '"gpu":{"kernels":200,' || fail "summary JSON without gpu"
+# Chrome/Perfetto: kernels named after their function, one flow launch → kernel each
+"$JAGER" export --format chrome "$OUT/tiny.jgr" -o "$OUT/tiny.trace.json" >/dev/null
+C=$(cat "$OUT/tiny.trace.json")
+[ "$(echo "$C" | grep -o '"name":"tiny_bc_kernel","cat":"cuda.kernel","ph":"X"' | wc -l | tr -d ' ')" = 200 ] \
+    || fail "chrome: want 200 kernel slices named tiny_bc_kernel"
+[ "$(echo "$C" | grep -o '"cat":"cuda.flow","ph":"s"' | wc -l | tr -d ' ')" = 200 ] || fail "chrome: want 200 flow starts"
+[ "$(echo "$C" | grep -o '"cat":"cuda.flow","ph":"f"' | wc -l | tr -d ' ')" = 200 ] || fail "chrome: want 200 flow ends"
 echo "check_hunt: ok"
