@@ -411,8 +411,8 @@ jager_status cu_activity_start(cu_state *st)
 void cu_activity_stop(cu_state *st)
 {
     if (!st->worker_started) return;
+    enable_kinds(st, 0); /* no new records, then hand back every buffer, partly filled ones too */
     st->api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    enable_kinds(st, 0);
     pthread_mutex_lock(&st->pool_lock);
     st->worker_stop = 1;
     pthread_cond_signal(&st->pool_cond);
