@@ -13,8 +13,9 @@
 #   cost per launch with the plugin against without (bench/cuda, the ratio).
 # Figures go to stdout and OUT/figures.txt (OUT: $OUT, else BUILD/gpu-check). Exit 0 when all pass.
 #
-# gpu-check.sh --pack BUILD DEST (here, before a GPU session): copy just those files into DEST
-# (a few MiB, gitignored under /build*/), so that DEST is all a session carries.
+# gpu-check.sh --pack BUILD DEST (here, before a GPU session): copy just those files into DEST,
+# with this toolkit's libcupti.so.13 and liblz4/libzstd/libz (about 10 MiB; name DEST
+# build-something so it stays gitignored), so that DEST is all a session carries.
 set -u
 if [ "${1:-}" = "--pack" ]; then
     [ $# -eq 3 ] || { echo "usage: gpu-check.sh --pack BUILD DEST" >&2; exit 2; }
@@ -22,6 +23,14 @@ if [ "${1:-}" = "--pack" ]; then
     for f in tiny_kernels cuda_launch_cost cuda_gpu_verify jager; do cp "$2/bin/$f" "$3/bin/" || exit 1; done
     cp "$2/plugins/libjager-cuda.so" "$3/plugins/" || exit 1
     cp -P "$2"/lib/libjager.so* "$3/lib/" || exit 1
+    # CUPTI of this toolkit (used when the GPU machine has none) and the few system
+    # libraries the binaries need, in case that machine's image lacks them
+    for c in /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13 /usr/local/cuda/lib64/libcupti.so.13; do
+        [ -e "$c" ] && cp -L "$c" "$3/lib/libcupti.so.13" && break
+    done
+    for l in $(ldd "$2/bin/jager" "$2/bin/tiny_kernels" | awk '/=> \// {print $3}' | grep -E 'liblz4|libzstd|libz\.' | sort -u); do
+        cp -L "$l" "$3/lib/"
+    done
     du -sh "$3"
     exit 0
 fi
@@ -39,7 +48,7 @@ export JAGER_PLUGIN_PATH="$B/plugins" LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+
 unset JAGER_DISABLE JAGER_CUDA_CUPTI_LIB JAGER_CUDA_DRIVER_LIB
 # CUPTI: the toolkit's, or one next to the build
 if [ -z "${JAGER_CUDA_CUPTI_LIB:-}" ]; then
-    for c in /usr/local/cuda/extras/CUPTI/lib64/libcupti.so /usr/local/cuda/lib64/libcupti.so "$B/lib/libcupti.so"; do
+    for c in /usr/local/cuda/extras/CUPTI/lib64/libcupti.so /usr/local/cuda/lib64/libcupti.so "$B/lib/libcupti.so.13"; do
         [ -e "$c" ] && export JAGER_CUDA_CUPTI_LIB="$c" && break
     done
 fi
