@@ -4,7 +4,6 @@
  * buffer, a graph launch's three kernels, zero timestamps, unknown kinds, drops, a record
  * with no launch), the buffer pool's cap, and every reason to step aside. */
 #include <dlfcn.h>
-#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -56,8 +55,6 @@ static int stack_has(jager_stack_id id, void *fn)
     if (!jg_stack_get(id, &ips, &n)) return 0;
     for (uint32_t i = 0; i < n; i++) {
         Dl_info di;
-        if (getenv("CT_DEBUG") && dladdr((void *)(uintptr_t)(ips[i] - 1), &di))
-            fprintf(stderr, "frame %u: %s %p %s %#lx\n", i, di.dli_sname ? di.dli_sname : "?", di.dli_saddr, di.dli_fname, (unsigned long)(ips[i] - (uintptr_t)di.dli_fbase));
         if (dladdr((void *)(uintptr_t)(ips[i] - 1), &di) && di.dli_saddr == fn) return 1;
     }
     return 0;
