@@ -1,7 +1,8 @@
 /* fake_record.c — a recording to a .jgr file through the CUPTI/driver test double, for the
- * cuda_dump and cuda_hunt tests: JAGER_PLUGINS=cuda JAGER_OUTPUT=FILE fake_record N [big]. Inside a span
+ * cuda_dump and cuda_hunt tests: JAGER_PLUGINS=cuda JAGER_OUTPUT=FILE fake_record N [big|fat]. Inside a span
  * "assemble", apply_bc() launches N kernels; one activity buffer holds their records
- * (200 ns each, 32 threads; with "big": 500 µs each, 4096 × 256 threads) and a 1 MiB
+ * (200 ns each, 32 threads; "big": 500 µs each, 4096 × 256 threads; "fat": big with 255
+ * registers per thread) and a 1 MiB
  * host-to-device copy. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ __attribute__((noinline, visibility("default"))) uint32_t apply_bc(void)
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 10;
-    int big = argc > 2 && strcmp(argv[2], "big") == 0;
+    int big = argc > 2 && (strcmp(argv[2], "big") == 0 || strcmp(argv[2], "fat") == 0);
+    int fat = argc > 2 && strcmp(argv[2], "fat") == 0; /* big, 255 registers per thread */
     if (n < 1 || n > 1000) {
         fprintf(stderr, "usage: fake_record N (1..1000)\n");
         return 2;
@@ -53,9 +55,9 @@ int main(int argc, char **argv)
         k.gridY = k.gridZ = 1;
         k.blockX = big ? 256 : 32;
         k.blockY = k.blockZ = 1;
-        k.registersPerThread = 16;
+        k.registersPerThread = fat ? 255 : 16;
         k.correlationId = corr[i];
-        k.name = big ? "big_stencil" : "tiny_bc_kernel";
+        k.name = fat ? "fat_stencil" : big ? "big_stencil" : "tiny_bc_kernel";
         if (!fake_buf_add(&k, sizeof k)) return 1;
     }
     CUpti_ActivityMemcpy6 m;

@@ -62,5 +62,6 @@ void hunt_rule_compile_time(const jm_model *m, hunt_list *l);
 void hunt_rule_small_kernels(const jm_model *m, hunt_list *l);
 void hunt_rule_launch_bound(const jm_model *m, hunt_list *l);
 void hunt_rule_transfer_bound(const jm_model *m, hunt_list *l);
+void hunt_rule_low_occupancy(const jm_model *m, hunt_list *l);
 
 #endif

@@ -29,6 +29,7 @@ typedef enum hunt_kind {
     HUNT_SMALL_KERNELS,     /**< GPU kernels too small for their launch cost (cuda plugin) */
     HUNT_LAUNCH_BOUND,      /**< host time in launch calls ≫ GPU busy time */
     HUNT_TRANSFER_BOUND,    /**< copies take longer than the kernels */
+    HUNT_LOW_OCCUPANCY,     /**< a kernel's shape keeps few warps resident per SM */
     HUNT_KIND_COUNT
 } hunt_kind;
 

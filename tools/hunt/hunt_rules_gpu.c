@@ -35,6 +35,14 @@ static void call_path(const jm_model *m, jager_stack_id stack, char *out, size_t
     }
 }
 
+/* A GPU-side cost as a share of the run's wall time (GPU work overlaps the host's, so the
+ * host's instrumented time is no base for it), at most 100%. */
+static double gpu_pct(const jm_model *m, double cost)
+{
+    double pct = m->run_ns ? cost / (double)m->run_ns * 100.0 : 0;
+    return pct > 100.0 ? 100.0 : pct;
+}
+
 static const char *site_name(const jm_model *m, jager_site site)
 {
     if (site && site < m->nsites && m->sites[site].name) return m->sites[site].name;
@@ -115,8 +123,7 @@ void hunt_rule_transfer_bound(const jm_model *m, hunt_list *l)
     double cost = (double)(copy_ns - c->gpu_ns);
     hunt_finding *f = hunt_add(l, HUNT_TRANSFER_BOUND, 1, cost, m);
     if (!f) return;
-    double base = hunt_base(m, HUNT_TRANSFER_BOUND);
-    f->pct_of_run = base > 0 ? cost / base * 100.0 : 0;
+    f->pct_of_run = gpu_pct(m, cost);
     char a[32], b[32];
     f->title = hunt_fmt(l, "Transfer-bound: copies take %s against %s of kernels%s", hunt_ns(a, sizeof a, (double)copy_ns),
                         hunt_ns(b, sizeof b, (double)c->gpu_ns),
@@ -128,4 +135,67 @@ void hunt_rule_transfer_bound(const jm_model *m, hunt_list *l)
     hunt_ev(f, "gpu_busy_ns", (double)c->gpu_ns, "ns");
     hunt_ev(f, "pageable_copies", (double)c->pageable_copies, "count");
     hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
+}
+
+#define OCC_MAX_BLOCKS_PER_SM 32 /* resident blocks per SM on compute capability 5.0 … 9.0 */
+#define OCC_LOW 0.5              /* theoretical occupancy below 50% … */
+#define OCC_MIN_SHARE 0.05       /* … of a kernel holding ≥ 5% of the GPU time */
+
+/* Theoretical occupancy of one kernel shape on the device: resident warps per SM over the
+ * SM's maximum, with the limit that binds ("block size", "registers", "shared memory"). */
+static double occupancy(const jm_cuda *c, const jm_cuda_kernel *k, const char **limit)
+{
+    uint64_t warps = (k->block_threads + 31) / 32;
+    uint64_t max_warps = c->max_threads_per_sm / 32;
+    if (!warps || !max_warps) return 1.0;
+    uint64_t blocks = OCC_MAX_BLOCKS_PER_SM, b;
+    *limit = "blocks per SM";
+    if ((b = c->max_threads_per_sm / (warps * 32)) < blocks) {
+        blocks = b;
+        *limit = "block size";
+    }
+    if (k->registers && c->registers_per_sm && (b = c->registers_per_sm / (k->registers * warps * 32)) < blocks) {
+        blocks = b;
+        *limit = "registers";
+    }
+    if (k->shared_bytes && c->shared_per_sm && (b = c->shared_per_sm / k->shared_bytes) < blocks) {
+        blocks = b;
+        *limit = "shared memory";
+    }
+    double occ = (double)(blocks * warps) / (double)max_warps;
+    return occ > 1.0 ? 1.0 : occ;
+}
+
+void hunt_rule_low_occupancy(const jm_model *m, hunt_list *l)
+{
+    const jm_cuda *c = &m->cuda;
+    if (!c->max_threads_per_sm || !c->gpu_ns) return;
+    for (uint32_t i = 0; i < c->nnames; i++) {
+        const jm_cuda_kernel *k = &c->names[i];
+        if ((double)k->total_ns < OCC_MIN_SHARE * (double)c->gpu_ns) continue;
+        if (c->sm_count && k->grid_blocks < c->sm_count) continue; /* a grid that cannot fill the device: small_kernels' case */
+        const char *limit = "";
+        double occ = occupancy(c, k, &limit);
+        if (occ >= OCC_LOW) continue;
+        double cost = (double)k->total_ns * (1.0 - occ / OCC_LOW); /* what reaching 50% might save, at most */
+        hunt_finding *f = hunt_add(l, HUNT_LOW_OCCUPANCY, 1, cost, m);
+        if (!f) return;
+        f->pct_of_run = gpu_pct(m, cost);
+        char a[32];
+        f->title = hunt_fmt(l, "Kernel `%s` reaches %.0f%% theoretical occupancy, limited by %s (%llu threads per block, "
+                               "%llu registers per thread, %llu bytes of shared memory); it holds %s of GPU time",
+                            k->name, 100.0 * occ, limit, (unsigned long long)k->block_threads,
+                            (unsigned long long)k->registers, (unsigned long long)k->shared_bytes,
+                            hunt_ns(a, sizeof a, (double)k->total_ns));
+        f->hint = hunt_fmt(l, "Fewer resident warps hide less memory latency: %s",
+                           !strcmp(limit, "registers") ? "cap registers (`__launch_bounds__`, `-maxrregcount`) or split the kernel"
+                           : !strcmp(limit, "shared memory") ? "use less shared memory per block (smaller tiles) or fewer blocks' worth per SM"
+                                                             : "choose a block size that is a multiple of 32 and lets several blocks share an SM");
+        hunt_ev(f, "occupancy_pct", 100.0 * occ, "%");
+        hunt_ev(f, "block_threads", (double)k->block_threads, "count");
+        hunt_ev(f, "registers", (double)k->registers, "count");
+        hunt_ev(f, "shared_bytes", (double)k->shared_bytes, "bytes");
+        hunt_ev(f, "gpu_ns", (double)k->total_ns, "ns");
+        hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
+    }
 }

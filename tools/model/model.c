@@ -480,6 +480,7 @@ static const struct role_def {
     {&jp_cuda, JP_CUDA_LAUNCH, JM_ROLE_CUDA_LAUNCH},
     {&jp_cuda, JP_CUDA_MEMCPY, JM_ROLE_CUDA_MEMCPY},
     {&jp_cuda, JP_CUDA_SUMMARY, JM_ROLE_CUDA_SUMMARY},
+    {&jp_cuda, JP_CUDA_DEVICE, JM_ROLE_CUDA_DEVICE},
 };
 
 static void resolve_role(jm_model *m, uint16_t type)
@@ -698,7 +699,8 @@ static void add_plugin(jm_model *m, const jager_event *ev)
     case JM_ROLE_CUDA_KERNEL:
     case JM_ROLE_CUDA_LAUNCH:
     case JM_ROLE_CUDA_MEMCPY:
-    case JM_ROLE_CUDA_SUMMARY: {
+    case JM_ROLE_CUDA_SUMMARY:
+    case JM_ROLE_CUDA_DEVICE: {
         uint64_t vals[JM_ROLE_FIELDS];
         for (int f = 0; f < JM_ROLE_FIELDS; f++) vals[f] = field(p, R, rec, f);
         jm_cuda_add(m, R, ev, vals);

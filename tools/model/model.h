@@ -267,6 +267,8 @@ typedef struct jm_cuda_kernel {
     const char *name;        /**< borrowed from the reader */
     uint64_t count, total_ns, max_ns;
     uint64_t small;          /**< executions with fewer than JM_CUDA_SMALL_THREADS threads */
+    /* the shape of its first execution (theoretical occupancy) */
+    uint64_t block_threads, grid_blocks, registers, shared_bytes;
 } jm_cuda_kernel;
 
 /** What one launching site (the innermost span open at the launch) sent to the GPU. */
@@ -293,6 +295,8 @@ typedef struct jm_cuda {
     uint64_t first_kernel_ns, last_kernel_end_ns;
     uint64_t dropped, pool_exhausted, misses, suggested_memory_bytes;
     int have_summary;
+    /* the first device's limits (cuda.device); 0 when unknown */
+    uint64_t sm_count, max_threads_per_sm, registers_per_sm, shared_per_sm;
     jm_cuda_kernel *names;            /**< sorted by total_ns, descending */
     uint32_t nnames;
     jm_cuda_site *sites;              /**< sorted by gpu_ns + launch_ns, descending */

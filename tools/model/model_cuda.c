@@ -61,6 +61,12 @@ void jm_cuda_add(jm_model *m, int role, const jager_event *ev, const uint64_t *v
         if (ev->time_ns + dur > c->last_kernel_end_ns) c->last_kernel_end_ns = ev->time_ns + dur;
         jm_cuda_kernel *k = cuda_name(m, v[JP_KERNEL_NAME]);
         if (k) {
+            if (!k->count) {
+                k->block_threads = v[JP_KERNEL_BLOCK_X] * v[JP_KERNEL_BLOCK_Y] * v[JP_KERNEL_BLOCK_Z];
+                k->grid_blocks = v[JP_KERNEL_GRID_X] * v[JP_KERNEL_GRID_Y] * v[JP_KERNEL_GRID_Z];
+                k->registers = v[JP_KERNEL_REGISTERS];
+                k->shared_bytes = v[JP_KERNEL_STATIC_SHARED] + v[JP_KERNEL_DYNAMIC_SHARED];
+            }
             k->count++;
             k->total_ns += dur;
             if (dur > k->max_ns) k->max_ns = dur;
@@ -108,6 +114,14 @@ void jm_cuda_add(jm_model *m, int role, const jager_event *ev, const uint64_t *v
         }
         break;
     }
+    case JM_ROLE_CUDA_DEVICE:
+        if (!c->sm_count) {
+            c->sm_count = v[JP_DEV_SM_COUNT];
+            c->max_threads_per_sm = v[JP_DEV_MAX_THREADS_PER_SM];
+            c->registers_per_sm = v[JP_DEV_REGISTERS_PER_SM];
+            c->shared_per_sm = v[JP_DEV_SHARED_PER_SM];
+        }
+        break;
     case JM_ROLE_CUDA_SUMMARY:
         c->have_summary = 1;
         c->dropped += v[JP_CSUM_DROPPED];

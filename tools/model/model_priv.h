@@ -113,9 +113,10 @@ enum jm_role {
     JM_ROLE_CUDA_LAUNCH,
     JM_ROLE_CUDA_MEMCPY,
     JM_ROLE_CUDA_SUMMARY,
+    JM_ROLE_CUDA_DEVICE,
     JM_ROLE_COUNT
 };
-#define JM_ROLE_FIELDS 12
+#define JM_ROLE_FIELDS 16
 
 typedef struct jm_priv {
     jm_thread_state *ts;
