@@ -118,6 +118,51 @@ static const char *pct(char *buf, size_t size, double part, double whole)
     return buf;
 }
 
+/* The GPU (cuda.* events): totals, copies per direction, drops, then GPU time per kernel
+ * name and per launching site (docs/cuda.md). */
+static void text_gpu(const jm_model *m)
+{
+    const jm_cuda *c = &m->cuda;
+    char a[32], b[32], d[32], fit[256];
+    if (!c->kernels && !c->launches && !c->have_summary) return;
+    printf("GPU %" PRIu64 " kernels, %s busy; %" PRIu64 " launches, %s of host time in launch calls; %s in syncs\n",
+           c->kernels, tu_fmt_ns(a, sizeof a, (double)c->gpu_ns), c->launches, tu_fmt_ns(b, sizeof b, (double)c->launch_ns),
+           tu_fmt_ns(d, sizeof d, (double)c->sync_ns));
+    static const char *const dir[JM_COPY_KINDS] = {"host→device", "device→host", "device→device", "other"};
+    for (int k = 0; k < JM_COPY_KINDS; k++)
+        if (c->copies[k])
+            printf("  copies %s: %" PRIu64 ", %s in %s\n", dir[k], c->copies[k],
+                   tu_fmt_bytes(a, sizeof a, (double)c->copy_bytes[k]), tu_fmt_ns(b, sizeof b, (double)c->copy_ns[k]));
+    if (c->dropped || c->pool_exhausted || c->misses) {
+        printf("  GPU records dropped %" PRIu64 " (buffers refused %" PRIu64 ", launches not found %" PRIu64 ")",
+               c->dropped, c->pool_exhausted, c->misses);
+        if (c->suggested_memory_bytes)
+            printf("; JAGER_CUDA_MEMORY_MB=%" PRIu64 " would have held them", c->suggested_memory_bytes >> 20);
+        printf("\n");
+    }
+    if (c->nnames) {
+        printf("  %-40s %8s %10s %10s %8s\n", "kernel", "count", "GPU time", "mean", "small");
+        for (uint32_t i = 0; i < c->nnames && i < 10; i++) {
+            const jm_cuda_kernel *k = &c->names[i];
+            jm_text_fit(fit, sizeof fit, k->name, 40);
+            printf("  %-40s %8" PRIu64 " %10s %10s %7.0f%%\n", fit, k->count, tu_fmt_ns(a, sizeof a, (double)k->total_ns),
+                   tu_fmt_ns(b, sizeof b, k->count ? (double)k->total_ns / (double)k->count : 0.0),
+                   k->count ? 100.0 * (double)k->small / (double)k->count : 0.0);
+        }
+    }
+    if (c->nsites) {
+        printf("  %-40s %8s %10s %10s %10s\n", "launching site", "launches", "launch", "kernels", "GPU time");
+        for (uint32_t i = 0; i < c->nsites && i < 10; i++) {
+            const jm_cuda_site *s = &c->sites[i];
+            const char *name = "(outside spans)";
+            if (s->site && s->site < m->nsites && m->sites[s->site].name) name = m->sites[s->site].name;
+            jm_text_fit(fit, sizeof fit, name, 40);
+            printf("  %-40s %8" PRIu64 " %10s %10" PRIu64 " %10s\n", fit, s->launches,
+                   tu_fmt_ns(a, sizeof a, (double)s->launch_ns), s->kernels, tu_fmt_ns(b, sizeof b, (double)s->gpu_ns));
+        }
+    }
+}
+
 static void text_header(const jm_model *m, const summary_opts *o)
 {
     char a[32], b[32], fit[512];
@@ -147,6 +192,7 @@ static void text_header(const jm_model *m, const summary_opts *o)
         printf("GC %" PRIu64 " pauses, %s total (%s of run), longest %s\n", m->gc.pauses,
                tu_fmt_ns(a, sizeof a, (double)m->gc.total_ns), pct(fit, sizeof fit, (double)m->gc.total_ns, (double)m->run_ns),
                tu_fmt_ns(b, sizeof b, (double)m->gc.max_ns));
+    text_gpu(m);
     if (m->compile_count)
         printf("compiles %" PRIu64 ", %s codegen + %s inference\n", m->compile_count,
                tu_fmt_ns(a, sizeof a, (double)m->compile_ns), tu_fmt_ns(b, sizeof b, (double)m->inference_ns));
@@ -398,6 +444,28 @@ static void json_extras(const jm_model *m)
            ",\"pct_of_run\":%.4f}",
            m->gc.pauses, m->gc.total_ns, m->gc.max_ns, m->gc.full_pauses,
            m->run_ns ? (double)m->gc.total_ns / (double)m->run_ns * 100.0 : 0.0);
+    const jm_cuda *c = &m->cuda;
+    printf(",\"gpu\":{\"kernels\":%" PRIu64 ",\"gpu_ns\":%" PRIu64 ",\"small_kernels\":%" PRIu64
+           ",\"launches\":%" PRIu64 ",\"launch_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"dropped\":%" PRIu64
+           ",\"copy_bytes\":{\"htod\":%" PRIu64 ",\"dtoh\":%" PRIu64 ",\"dtod\":%" PRIu64 ",\"other\":%" PRIu64
+           "},\"kernels_by_name\":[",
+           c->kernels, c->gpu_ns, c->small, c->launches, c->launch_ns, c->sync_ns, c->dropped,
+           c->copy_bytes[JM_COPY_HTOD], c->copy_bytes[JM_COPY_DTOH], c->copy_bytes[JM_COPY_DTOD],
+           c->copy_bytes[JM_COPY_OTHER]);
+    for (uint32_t i = 0; i < c->nnames; i++) {
+        printf("%s{", i ? "," : "");
+        json_kv_str("name", c->names[i].name, 0);
+        printf(",\"count\":%" PRIu64 ",\"gpu_ns\":%" PRIu64 ",\"small\":%" PRIu64 "}", c->names[i].count,
+               c->names[i].total_ns, c->names[i].small);
+    }
+    printf("],\"launch_sites\":[");
+    for (uint32_t i = 0; i < c->nsites; i++) {
+        const jm_cuda_site *st = &c->sites[i];
+        printf("%s{\"site\":%u,\"launches\":%" PRIu64 ",\"launch_ns\":%" PRIu64 ",\"kernels\":%" PRIu64
+               ",\"gpu_ns\":%" PRIu64 ",\"small\":%" PRIu64 "}",
+               i ? "," : "", st->site, st->launches, st->launch_ns, st->kernels, st->gpu_ns, st->small);
+    }
+    printf("]}");
     printf(",\"compile\":{\"count\":%" PRIu64 ",\"codegen_ns\":%" PRIu64 ",\"inference_ns\":%" PRIu64 "}", m->compile_count,
            m->compile_ns, m->inference_ns);
     printf(",\"logs\":{");

@@ -487,6 +487,31 @@ static uint64_t lane_for(chrome_state *s, uint32_t key, uint64_t start, uint64_t
     return LANE_BASE + (uint64_t)key * LANE_SUBS + k;
 }
 
+static uint32_t field_named(const jager_type_desc *d, const char *name, size_t have)
+{
+    for (uint32_t f = 0; f < d->nfields && f < have; f++)
+        if (d->fields[f].name && !strcmp(d->fields[f].name, name)) return f;
+    return UINT32_MAX;
+}
+
+/* cuda.kernel: a flow from the launch (bound to the span open on the launching thread at
+ * launch_ns) to the kernel's slice on its GPU lane; id = the correlation id. */
+static void kernel_flow(chrome_state *s, const jager_type_desc *d, const jager_rec_plugin *p, size_t have,
+                        uint64_t kernel_ns, uint64_t lane)
+{
+    uint32_t fc = field_named(d, "correlation_id", have), fl = field_named(d, "launch_ns", have),
+             ft = field_named(d, "launch_os_tid", have);
+    if (fc == UINT32_MAX || fl == UINT32_MAX || ft == UINT32_MAX || !p->fields[fl] || !p->fields[fc]) return;
+    uint32_t thread = tu_thread_by_os_tid(s->r, p->fields[ft], 0);
+    if (!thread || p->fields[fl] < s->base_ns || end_event(s)) return;
+    begin_event(s, "launch", (size_t)-1, "cuda.flow", "s", p->fields[fl], thread);
+    tu_buf_printf(&s->b, ",\"id\":%" PRIu64 ",\"bp\":\"e\"", p->fields[fc]);
+    if (end_event(s)) return;
+    begin_event(s, "launch", (size_t)-1, "cuda.flow", "f", kernel_ns, lane);
+    tu_buf_printf(&s->b, ",\"id\":%" PRIu64 ",\"bp\":\"e\"", p->fields[fc]);
+    /* the caller's end_event closes it */
+}
+
 static void on_plugin(chrome_state *s, const jager_event *ev)
 {
     const jager_type_desc *d = jager_reader_type(s->r, ev->type);
@@ -526,13 +551,22 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
         for (uint32_t f = 0; f < d->nfields && f < have; f++)
             if (d->fields[f].kind == JAGER_FIELD_STRING && d->fields[f].name && !strcmp(d->fields[f].name, "signature"))
                 sig = jager_reader_string(s->r, (uint32_t)p->fields[f]);
-        begin_event(s, sig && key == LANE_KEY_COMPILER ? sig : name, (size_t)-1, d->name, "X", ev->time_ns, lane);
+        /* a kernel is named after its function; an arrow leads from the launching thread to it */
+        int kernel = jp_is(d->name, &jp_cuda, JP_CUDA_KERNEL);
+        const char *kname = NULL;
+        if (kernel) {
+            uint32_t f = jp_field_index(d, &jp_cuda, JP_CUDA_KERNEL, JP_KERNEL_NAME);
+            if (f < have) kname = jager_reader_string(s->r, (uint32_t)p->fields[f]);
+        }
+        begin_event(s, kname ? kname : sig && key == LANE_KEY_COMPILER ? sig : name, (size_t)-1, d->name, "X",
+                    ev->time_ns, lane);
         TU_PUTS(&s->b, ",\"dur\":");
         put_time(&s->b, (int64_t)dur);
         tu_buf_printf(&s->b, ",\"args\":{\"thread\":%u,\"duration_ns\":%" PRIu64, ev->thread,
                       (size_t)df < have ? p->fields[df] : 0);
         put_fields(s, d, p, have, df, 0);
         tu_buf_putc(&s->b, '}');
+        if (kernel) kernel_flow(s, d, p, have, ev->time_ns, lane);
         break;
     }
     case STYLE_COUNTER:

@@ -58,5 +58,10 @@ void hunt_rule_type_instability(const jm_model *m, hunt_list *l);
 void hunt_rule_dispatch_diversity(const jm_model *m, hunt_list *l);
 void hunt_rule_specializations(const jm_model *m, hunt_list *l);
 void hunt_rule_compile_time(const jm_model *m, hunt_list *l);
+/* hunt_rules_gpu.c (cuda.* events) */
+void hunt_rule_small_kernels(const jm_model *m, hunt_list *l);
+void hunt_rule_launch_bound(const jm_model *m, hunt_list *l);
+void hunt_rule_transfer_bound(const jm_model *m, hunt_list *l);
+void hunt_rule_low_occupancy(const jm_model *m, hunt_list *l);
 
 #endif

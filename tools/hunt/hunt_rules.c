@@ -12,7 +12,7 @@
 static const char *const kind_names[HUNT_KIND_COUNT] = {
     "slow_region", "gc_pressure", "allocation_hotspot", "type_instability", "dispatch_diversity",
     "specialization_explosion", "compile_time", "exception_hotspot", "load_imbalance", "dropped_events",
-    "plugin_events",
+    "plugin_events", "small_kernels", "launch_bound", "transfer_bound", "low_occupancy",
 };
 
 const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_names[k] : "unknown"; }
@@ -242,6 +242,10 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
     hunt_rule_dispatch_diversity(m, &l);
     hunt_rule_specializations(m, &l);
     hunt_rule_compile_time(m, &l);
+    hunt_rule_small_kernels(m, &l);
+    hunt_rule_launch_bound(m, &l);
+    hunt_rule_transfer_bound(m, &l);
+    hunt_rule_low_occupancy(m, &l);
     hunt_rule_plugin_events(m, &l);
     for (size_t i = 0; i < l.n; i++)
         if (!l.items[i].title || !l.items[i].hint) l.oom = 1;

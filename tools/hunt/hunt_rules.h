@@ -26,6 +26,10 @@ typedef enum hunt_kind {
     HUNT_LOAD_IMBALANCE,    /**< threads waiting at a barrier/lock for the slowest one */
     HUNT_DROPPED_EVENTS,
     HUNT_PLUGIN_EVENTS,     /**< events of plugins hunt has no rule for, reported generically */
+    HUNT_SMALL_KERNELS,     /**< GPU kernels too small for their launch cost (cuda plugin) */
+    HUNT_LAUNCH_BOUND,      /**< host time in launch calls ≫ GPU busy time */
+    HUNT_TRANSFER_BOUND,    /**< copies take longer than the kernels */
+    HUNT_LOW_OCCUPANCY,     /**< a kernel's shape keeps few warps resident per SM */
     HUNT_KIND_COUNT
 } hunt_kind;
 

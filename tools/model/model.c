@@ -476,6 +476,11 @@ static const struct role_def {
     {&jp_dispatch, JP_DISPATCH_COMPILE, JM_ROLE_COMPILE},
     {&jp_dispatch, JP_DISPATCH_SPECIALIZATIONS, JM_ROLE_SPECS},
     {&jp_dispatch, JP_DISPATCH_INSTABILITY, JM_ROLE_INSTABILITY},
+    {&jp_cuda, JP_CUDA_KERNEL, JM_ROLE_CUDA_KERNEL},
+    {&jp_cuda, JP_CUDA_LAUNCH, JM_ROLE_CUDA_LAUNCH},
+    {&jp_cuda, JP_CUDA_MEMCPY, JM_ROLE_CUDA_MEMCPY},
+    {&jp_cuda, JP_CUDA_SUMMARY, JM_ROLE_CUDA_SUMMARY},
+    {&jp_cuda, JP_CUDA_DEVICE, JM_ROLE_CUDA_DEVICE},
 };
 
 static void resolve_role(jm_model *m, uint16_t type)
@@ -484,7 +489,8 @@ static void resolve_role(jm_model *m, uint16_t type)
     p->role[type] = JM_ROLE_OTHER;
     const jager_type_desc *d = jager_reader_type(m->reader, type);
     if (!d || !d->name) return;
-    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch)) p->role[type] = JM_ROLE_FAMILIAR;
+    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch) || jp_in_plugin(d->name, &jp_cuda))
+        p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
         const struct role_def *rd = &role_defs[i];
         if (!jp_is(d->name, rd->plugin, rd->event)) continue;
@@ -690,6 +696,16 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         if (count > s->count) s->count = count;
         break;
     }
+    case JM_ROLE_CUDA_KERNEL:
+    case JM_ROLE_CUDA_LAUNCH:
+    case JM_ROLE_CUDA_MEMCPY:
+    case JM_ROLE_CUDA_SUMMARY:
+    case JM_ROLE_CUDA_DEVICE: {
+        uint64_t vals[JM_ROLE_FIELDS];
+        for (int f = 0; f < JM_ROLE_FIELDS; f++) vals[f] = field(p, R, rec, f);
+        jm_cuda_add(m, R, ev, vals);
+        break;
+    }
     default:
         break;
     }
@@ -855,7 +871,8 @@ void jm_model_free(jm_model *m)
         }
         free(p->pool);
         jm_map *maps[] = {&p->gc_stack_map, &p->site_stack_map, &p->sig_map, &p->unstable_map,
-                          &p->compile_map, &p->method_map, &p->msg_map, &p->counter_thread_map};
+                          &p->compile_map, &p->method_map, &p->msg_map, &p->counter_thread_map,
+                          &p->cuda_name_map, &p->cuda_site_map};
         for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) jm_map_free(maps[i]);
         free(p->ct_last);
         free(p->ct_counter);
@@ -866,6 +883,8 @@ void jm_model_free(jm_model *m)
     jm_tree_free(&m->merged);
     free(m->sites);
     free(m->gc.stacks);
+    free(m->cuda.names);
+    free(m->cuda.sites);
     free(m->signatures);
     free(m->instabilities);
     free(m->compiles);

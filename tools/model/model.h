@@ -262,6 +262,47 @@ int jm_thread_is_helper(const char *name);
 /** Log severities folded to the OpenTelemetry ranges. */
 enum { JM_SEV_TRACE, JM_SEV_DEBUG, JM_SEV_INFO, JM_SEV_WARN, JM_SEV_ERROR, JM_SEV_FATAL, JM_SEV_COUNT };
 
+/** GPU time of one kernel name (cuda.kernel). */
+typedef struct jm_cuda_kernel {
+    const char *name;        /**< borrowed from the reader */
+    uint64_t count, total_ns, max_ns;
+    uint64_t small;          /**< executions with fewer than JM_CUDA_SMALL_THREADS threads */
+    /* the shape of its first execution (theoretical occupancy) */
+    uint64_t block_threads, grid_blocks, registers, shared_bytes;
+} jm_cuda_kernel;
+
+/** What one launching site (the innermost span open at the launch) sent to the GPU. */
+typedef struct jm_cuda_site {
+    jager_site site;         /**< 0: launched outside any span */
+    uint64_t launches;       /**< kernel and graph launch calls (cuda.launch kind 1, 2) */
+    uint64_t launch_ns;      /**< host time in those calls */
+    uint64_t kernels, gpu_ns;
+    uint64_t small, small_gpu_ns; /**< kernels under JM_CUDA_SMALL_THREADS threads, their GPU time */
+    uint64_t sync_ns;        /**< host time in synchronisation calls (kind 5) */
+    uint64_t stack;          /**< the launch stack of its first kernel (0 if none) */
+} jm_cuda_site;
+
+#define JM_CUDA_SMALL_THREADS 1024u /**< threads per launch below which a kernel is "small" */
+enum { JM_COPY_HTOD, JM_COPY_DTOH, JM_COPY_DTOD, JM_COPY_OTHER, JM_COPY_KINDS };
+
+/** The cuda plugin's events, summed. */
+typedef struct jm_cuda {
+    uint64_t kernels, gpu_ns, small, small_gpu_ns;
+    uint64_t launches, launch_ns;     /**< kernel/graph launch calls and their host time */
+    uint64_t sync_calls, sync_ns;     /**< synchronisation calls */
+    uint64_t copies[JM_COPY_KINDS], copy_bytes[JM_COPY_KINDS], copy_ns[JM_COPY_KINDS];
+    uint64_t pageable_copies, pageable_bytes;
+    uint64_t first_kernel_ns, last_kernel_end_ns;
+    uint64_t dropped, pool_exhausted, misses, suggested_memory_bytes;
+    int have_summary;
+    /* the first device's limits (cuda.device); 0 when unknown */
+    uint64_t sm_count, max_threads_per_sm, registers_per_sm, shared_per_sm;
+    jm_cuda_kernel *names;            /**< sorted by total_ns, descending */
+    uint32_t nnames;
+    jm_cuda_site *sites;              /**< sorted by gpu_ns + launch_ns, descending */
+    uint32_t nsites;
+} jm_cuda;
+
 /* ------------------------------------------------------------------------------------ */
 /* The model                                                                             */
 
@@ -308,6 +349,7 @@ typedef struct jm_model {
     uint32_t nsites;
 
     jm_gc gc;
+    jm_cuda cuda;                 /**< GPU work (cuda.* events), zeros without them */
 
     jm_signature *signatures;     /**< sorted by site, then calls descending */
     uint32_t nsignatures;

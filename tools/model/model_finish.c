@@ -325,6 +325,7 @@ static int by_method(const void *a, const void *b)
 
 static void sort_tables(jm_model *m)
 {
+    jm_cuda_finish(m);
     if (m->nsignatures) qsort(m->signatures, m->nsignatures, sizeof *m->signatures, by_sig);
     if (m->ninstabilities) qsort(m->instabilities, m->ninstabilities, sizeof *m->instabilities, by_unstable);
     if (m->nmessages) qsort(m->messages, m->nmessages, sizeof *m->messages, by_msg);

@@ -109,9 +109,14 @@ enum jm_role {
     JM_ROLE_COMPILE,
     JM_ROLE_SPECS,
     JM_ROLE_INSTABILITY,
+    JM_ROLE_CUDA_KERNEL,
+    JM_ROLE_CUDA_LAUNCH,
+    JM_ROLE_CUDA_MEMCPY,
+    JM_ROLE_CUDA_SUMMARY,
+    JM_ROLE_CUDA_DEVICE,
     JM_ROLE_COUNT
 };
-#define JM_ROLE_FIELDS 8
+#define JM_ROLE_FIELDS 16
 
 typedef struct jm_priv {
     jm_thread_state *ts;
@@ -131,9 +136,9 @@ typedef struct jm_priv {
     uint64_t type_counts[65536];
 
     jm_map gc_stack_map, site_stack_map, sig_map, unstable_map, compile_map, method_map,
-        msg_map, counter_thread_map;
+        msg_map, counter_thread_map, cuda_name_map, cuda_site_map;
     uint32_t cap_gc_stacks, cap_site_stacks, cap_sigs, cap_unstable, cap_compiles, cap_methods,
-        cap_msgs, cap_counters;
+        cap_msgs, cap_counters, cap_cuda_names, cap_cuda_sites;
     /* Per (counter, thread) last running total, index = value in counter_thread_map. */
     double *ct_last;
     uint32_t *ct_counter;
@@ -141,6 +146,12 @@ typedef struct jm_priv {
     int have_stalls; /* a gc.stall was seen: spans take their GC time from stalls */
     int oom;
 } jm_priv;
+
+/* ---- model_cuda.c ---- */
+/** A cuda.* record of role \p role (JM_ROLE_CUDA_*); fld(f) reads its field f. */
+void jm_cuda_add(jm_model *m, int role, const jager_event *ev, const uint64_t *vals);
+/** Sort the per-name and per-site tables (at finish). */
+void jm_cuda_finish(jm_model *m);
 
 /* ---- model_finish.c ---- */
 jager_status jm_finish_impl(jm_model *m);

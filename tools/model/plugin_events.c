@@ -18,8 +18,20 @@ static const jp_event dispatch_events[JP_DISPATCH_NEVENTS] = {
     [JP_DISPATCH_INSTABILITY] = {"dispatch.instability", {"site", "signature", "flags", "reason", "chain"}},
 };
 
+static const jp_event cuda_events[JP_CUDA_NEVENTS] = {
+    [JP_CUDA_KERNEL] = {"cuda.kernel",
+                        {"duration_ns", "name", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+                         "launch_site", "launch_stack", "registers", "static_shared_bytes", "dynamic_shared_bytes"}},
+    [JP_CUDA_LAUNCH] = {"cuda.launch", {"duration_ns", "kind", "site"}},
+    [JP_CUDA_MEMCPY] = {"cuda.memcpy", {"duration_ns", "bytes", "copy_kind", "src_kind", "dst_kind"}},
+    [JP_CUDA_SUMMARY] = {"cuda.summary",
+                         {"dropped_records", "pool_exhausted", "correlation_misses", "suggested_memory_bytes"}},
+    [JP_CUDA_DEVICE] = {"cuda.device", {"sm_count", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm"}},
+};
+
 const jp_plugin jp_gc = {"gc", "gc.", gc_events, JP_GC_NEVENTS};
 const jp_plugin jp_dispatch = {"dispatch", "dispatch.", dispatch_events, JP_DISPATCH_NEVENTS};
+const jp_plugin jp_cuda = {"cuda", "cuda.", cuda_events, JP_CUDA_NEVENTS};
 
 int jp_is(const char *type_name, const jp_plugin *plugin, int event)
 {

@@ -12,7 +12,7 @@
 
 #include "jager_reader.h"
 
-#define JP_MAX_FIELDS 8
+#define JP_MAX_FIELDS 16
 
 /** One event type: its name and the fields the tools read, in its field enum's order. */
 typedef struct jp_event {
@@ -51,8 +51,24 @@ enum { JP_SPECS_METHOD, JP_SPECS_COUNT, JP_SPECS_FILE, JP_SPECS_LINE };
 enum { JP_INSTABILITY_SITE, JP_INSTABILITY_SIGNATURE, JP_INSTABILITY_FLAGS, JP_INSTABILITY_REASON,
        JP_INSTABILITY_CHAIN };
 
+/* ---- cuda (plugins/cuda, docs/cuda.md) ---- */
+enum jp_cuda_event { JP_CUDA_KERNEL, JP_CUDA_LAUNCH, JP_CUDA_MEMCPY, JP_CUDA_SUMMARY, JP_CUDA_DEVICE, JP_CUDA_NEVENTS };
+/** cuda.kernel: one kernel execution (time_ns: device start on the Jäger clock), with its launch. */
+enum { JP_KERNEL_DURATION_NS, JP_KERNEL_NAME, JP_KERNEL_GRID_X, JP_KERNEL_GRID_Y, JP_KERNEL_GRID_Z, JP_KERNEL_BLOCK_X,
+       JP_KERNEL_BLOCK_Y, JP_KERNEL_BLOCK_Z, JP_KERNEL_LAUNCH_SITE, JP_KERNEL_LAUNCH_STACK, JP_KERNEL_REGISTERS,
+       JP_KERNEL_STATIC_SHARED, JP_KERNEL_DYNAMIC_SHARED };
+/** cuda.launch: one traced API call on the launching thread (kind 1 kernel, 2 graph, 3 copy, 4 memset, 5 sync). */
+enum { JP_LAUNCH_DURATION_NS, JP_LAUNCH_KIND, JP_LAUNCH_SITE };
+/** cuda.memcpy: one copy (copy_kind 1 HtoD, 2 DtoH, 8 DtoD; src/dst_kind 1 pageable). */
+enum { JP_MEMCPY_DURATION_NS, JP_MEMCPY_BYTES, JP_MEMCPY_COPY_KIND, JP_MEMCPY_SRC_KIND, JP_MEMCPY_DST_KIND };
+/** cuda.summary: the recording's counts, at stop. */
+enum { JP_CSUM_DROPPED, JP_CSUM_POOL_EXHAUSTED, JP_CSUM_MISSES, JP_CSUM_SUGGESTED };
+/** cuda.device: one device's limits, at start. */
+enum { JP_DEV_SM_COUNT, JP_DEV_MAX_THREADS_PER_SM, JP_DEV_REGISTERS_PER_SM, JP_DEV_SHARED_PER_SM };
+
 extern const jp_plugin jp_gc;
 extern const jp_plugin jp_dispatch;
+extern const jp_plugin jp_cuda;
 
 /** Name of event \p event of \p plugin ("gc.pause"). */
 static inline const char *jp_name(const jp_plugin *plugin, int event) { return plugin->events[event].name; }
