@@ -96,6 +96,10 @@ JM_HIDDEN void jm_req_add(MPI_Request r, const jm_req *e);
 JM_HIDDEN int jm_req_take(MPI_Request r, jm_req *out);
 JM_HIDDEN void jm_req_done(const jm_req *e, const MPI_Status *st, uint32_t done_fn, uint64_t now);
 
+/* ---- mpi_wrap.c ---- */
+extern JM_HIDDEN __typeof(MPI_Init) jm_own_MPI_Init;
+extern JM_HIDDEN __typeof(MPI_Send) jm_own_MPI_Send;
+
 /* ---- mpi_sync.c ---- */
 JM_HIDDEN void jm_sync_job(void);
 JM_HIDDEN void jm_sync_clocks(int phase);

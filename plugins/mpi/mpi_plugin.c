@@ -181,6 +181,17 @@ static void announce_self(void)
     }
 }
 
+/* What the program's own calls bind to: the global scope (the main program, what it
+ * links, preloads and RTLD_GLOBAL objects). dlsym(RTLD_DEFAULT) from here would also
+ * search this library's own (local) dependencies, so it is not the question. */
+static void *global_sym(const char *name)
+{
+    void *main_h = dlopen(NULL, RTLD_NOW | RTLD_NOLOAD);
+    void *p = main_h ? dlsym(main_h, name) : NULL;
+    if (main_h) dlclose(main_h);
+    return p;
+}
+
 __attribute__((constructor)) static void jm_ctor(void)
 {
     for (int i = 0; rank_vars[i]; i++)
@@ -196,7 +207,7 @@ __attribute__((constructor)) static void jm_ctor(void)
     expand_rank_in_output();
     /* In the global scope (preloaded, or linked before -lmpi) our MPI_Send is the one the
      * program calls; opened RTLD_LOCAL by the loader it is not, and the env is left alone. */
-    if (dlsym(RTLD_DEFAULT, "MPI_Send") == (void *)&MPI_Send) announce_self();
+    if (global_sym("MPI_Send") == (void *)&jm_own_MPI_Send) announce_self();
 }
 
 /* Linked or preloaded without libjager, or libjager without jager_init(): start the core
@@ -284,12 +295,12 @@ static jager_status mpi_init(const jager_host_api *host, jager_plugin_handle *se
     jager_status st;
     jm_g.host = host;
     jm_g.self = self;
-    void *init = dlsym(RTLD_DEFAULT, "MPI_Init");
+    void *init = global_sym("MPI_Init");
     if (!init) {
         jm_log(JAGER_DIAG_INFO, "this program does not use MPI (no MPI_Init in its global symbols): nothing to record");
         goto aside;
     }
-    if (init != (void *)&MPI_Init) {
+    if (init != (void *)&jm_own_MPI_Init) {
         jm_log(JAGER_DIAG_WARN, "this program's MPI calls do not reach the plugin's wrappers (it was opened after "
                                 "the MPI library): preload it (LD_PRELOAD=libjager.so:libjager-mpi.so) or link "
                                 "libjager-mpi.so before -lmpi; nothing is recorded");
