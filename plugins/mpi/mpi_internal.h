@@ -100,6 +100,9 @@ JM_HIDDEN void jm_req_done(const jm_req *e, const MPI_Status *st, uint32_t done_
 extern JM_HIDDEN __typeof(MPI_Init) jm_own_MPI_Init;
 extern JM_HIDDEN __typeof(MPI_Send) jm_own_MPI_Send;
 
+/* ---- mpi_got.c ---- */
+JM_HIDDEN int jm_got_patch(int everything);
+
 /* ---- mpi_sync.c ---- */
 JM_HIDDEN void jm_sync_job(void);
 JM_HIDDEN void jm_sync_clocks(int phase);

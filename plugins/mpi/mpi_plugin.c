@@ -207,7 +207,10 @@ __attribute__((constructor)) static void jm_ctor(void)
     expand_rank_in_output();
     /* In the global scope (preloaded, or linked before -lmpi) our MPI_Send is the one the
      * program calls; opened RTLD_LOCAL by the loader it is not, and the env is left alone. */
-    if (global_sym("MPI_Send") == (void *)&jm_own_MPI_Send) announce_self();
+    if (global_sym("MPI_Send") == (void *)&jm_own_MPI_Send) {
+        announce_self();
+        jm_got_patch(0); /* Fortran layers that call PMPI_ directly */
+    }
 }
 
 /* Linked or preloaded without libjager, or libjager without jager_init(): start the core
@@ -300,6 +303,13 @@ static jager_status mpi_init(const jager_host_api *host, jager_plugin_handle *se
         jm_log(JAGER_DIAG_INFO, "this program does not use MPI (no MPI_Init in its global symbols): nothing to record");
         goto aside;
     }
+    if (init != (void *)&jm_own_MPI_Init && !truthy(host->config(self, "no_patch"))) {
+        /* opened after the MPI library: point the program's MPI_ slots at the wrappers */
+        int n = jm_got_patch(1);
+        jm_log(JAGER_DIAG_INFO, "not preloaded: %d MPI call sites of the loaded objects now reach the wrappers "
+                                "(GOT patching; MPI calls of objects opened later are not seen)", n);
+        if (n > 0) init = (void *)&jm_own_MPI_Init;
+    }
     if (init != (void *)&jm_own_MPI_Init) {
         jm_log(JAGER_DIAG_WARN, "this program's MPI calls do not reach the plugin's wrappers (it was opened after "
                                 "the MPI library): preload it (LD_PRELOAD=libjager.so:libjager-mpi.so) or link "
@@ -381,6 +391,7 @@ static void mpi_shutdown(void *state)
 static const jager_option_desc mpi_options[] = {
     {"clock_rounds", "int", "10", "ping-pongs per clock offset measurement (the minimum round trip wins)"},
     {"timeout_ms", "int", "10000", "bound on each step of the job-wide exchanges at MPI_Init/MPI_Finalize"},
+    {"no_patch", "bool", "0", "never rewrite GOT slots (then only a preload or linking before -lmpi intercepts)"},
 };
 
 static const jager_plugin_descriptor mpi_desc = {

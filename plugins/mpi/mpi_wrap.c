@@ -342,5 +342,8 @@ static uint64_t jm_mono_ns(void)
 
 /* Our own entry points by hidden aliases: `&MPI_Init` written in this library resolves
  * through the global scope (to the MPI library's when we were opened RTLD_LOCAL). */
-__typeof(MPI_Init) jm_own_MPI_Init __attribute__((alias("MPI_Init"), visibility("hidden")));
-__typeof(MPI_Send) jm_own_MPI_Send __attribute__((alias("MPI_Send"), visibility("hidden")));
+#undef JM_CALL
+#undef JM_LIFE
+#define JM_CALL(NAME, PARAMS, ARGS, PRE, POST) \
+    __typeof(NAME) jm_own_##NAME __attribute__((alias(#NAME), visibility("hidden")));
+#include "mpi_calls.def"

@@ -30,15 +30,34 @@ r = u.mpiexec(2, { JAGER_OUTPUT: u.tmp('only.%r.jgr') }, u.bin('mpi_ring_linked_
 check(r.code === 0, `linked without libjager: exit 0 ${r.err.slice(0, 200)}`);
 ringOk('only', 'linked without libjager');
 
-// 3. JAGER_PLUGINS=mpi, jager_init() in the program, nothing preloaded: one warning, no events
-r = u.mpiexec(1, { JAGER_OUTPUT: u.tmp('plugins.jgr'), JAGER_PLUGINS: 'mpi', JAGER_QUIET: '0' }, u.bin('mpi_ring_jager'));
-check(r.code === 0, 'JAGER_PLUGINS=mpi without preload: the program runs on (exit 0)');
+// 3. JAGER_PLUGINS=mpi, jager_init() in the program, nothing preloaded or linked: the
+//    plugin points the loaded objects' MPI slots at its wrappers (GOT patching)
+r = u.mpiexec(2, { JAGER_OUTPUT: u.tmp('plugins.%p.jgr'), JAGER_PLUGINS: 'mpi', JAGER_QUIET: '0' }, u.bin('mpi_ring_jager'));
+check(r.code === 0, `JAGER_PLUGINS=mpi without preload: exit 0 ${r.err.slice(0, 200)}`);
 {
-  const evs = u.dump(u.tmp('plugins.jgr'));
+  const files = fs.readdirSync(u.dir).filter((f) => f.startsWith('plugins.'));
+  check(files.length === 2, `JAGER_PLUGINS=mpi without preload: one file per rank (%p) (${files})`);
+  const ranksSeen = new Set();
+  for (const f of files) {
+    const evs = u.dump(u.tmp(f)), got = {};
+    for (const c of u.calls(evs)) got[c.func] = (got[c.func] || 0) + 1;
+    ranksSeen.add(u.info(u.tmp(f)).meta['mpi.rank']);
+    check(JSON.stringify(got) === JSON.stringify(want), `JAGER_PLUGINS=mpi without preload: ${f} recorded exactly the calls`);
+    const d = evs.filter((e) => e.type === 'diag' && e.source === 'mpi');
+    check(d.length === 1 && d[0].severity === 9 && /GOT patching/.test(d[0].text), 'it says how it intercepts (INFO, once)');
+  }
+  check(ranksSeen.size === 2, 'JAGER_PLUGINS=mpi without preload: both ranks recorded');
+}
+// 3b. the same with patching off: one warning that says how to preload or link, no events
+r = u.mpiexec(1, { JAGER_OUTPUT: u.tmp('nopatch.jgr'), JAGER_PLUGINS: 'mpi', JAGER_MPI_NO_PATCH: '1', JAGER_QUIET: '0' },
+  u.bin('mpi_ring_jager'));
+check(r.code === 0, 'JAGER_MPI_NO_PATCH=1: the program runs on (exit 0)');
+{
+  const evs = u.dump(u.tmp('nopatch.jgr'));
   const d = evs.filter((e) => e.type === 'diag' && e.source === 'mpi');
   check(d.length === 2 && d[0].severity === 13 && /preload it \(LD_PRELOAD=libjager.so:libjager-mpi.so\) or link/.test(d[0].text) &&
-    /stepped aside/.test(d[1].text), `JAGER_PLUGINS=mpi without preload: says how to preload or link, steps aside`);
-  check(u.calls(evs).length === 0, 'JAGER_PLUGINS=mpi without preload: no mpi.call events');
+    /stepped aside/.test(d[1].text), `JAGER_MPI_NO_PATCH=1: says how to preload or link, steps aside`);
+  check(u.calls(evs).length === 0, 'JAGER_MPI_NO_PATCH=1: no mpi.call events');
   check((r.err.match(/do not reach the plugin's wrappers/g) || []).length === 1, 'the warning is printed once');
 }
 
