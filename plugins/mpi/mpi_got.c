@@ -48,10 +48,23 @@ static const char *const fortran_libs[] = {"libmpichfort", "libmpi_mpifh", "libm
                                            "libmpi_usempi_ignore_tkr", "libmpifort", NULL};
 
 typedef struct {
-    int mode; /* 1: Fortran layers' PMPI_ slots; 2: also every other object's MPI_ slots */
+    int mode; /* 1: Fortran layers' PMPI_ slots; 2: also every other object's MPI_ slots;
+                 3: as 2, objects already seen skipped (after a dlopen) */
     int patched;
     const char *self, *mpilib;
 } walk;
+
+/* Objects already patched in mode 2/3 (by load address), so a dlopen walks only new ones. */
+#define JM_SEEN 1024
+static uintptr_t seen[JM_SEEN];
+static unsigned nseen;
+static int seen_before(uintptr_t base, int skip_seen)
+{
+    for (unsigned i = 0; i < nseen; i++)
+        if (seen[i] == base) return skip_seen;
+    if (nseen < JM_SEEN) seen[nseen++] = base;
+    return 0;
+}
 
 static int lookup(const char *sym, int pmpi)
 {
@@ -101,6 +114,7 @@ static int patch_one(struct dl_phdr_info *info, size_t size, void *data)
     if ((w->self && *name && !strcmp(name, w->self)) || (w->mpilib && *name && !strcmp(name, w->mpilib))) return 0;
     if (!fortran && w->mode < 2) return 0;
     if (strstr(name, "linux-vdso") || strstr(name, "ld-linux")) return 0;
+    if (seen_before(info->dlpi_addr, w->mode == 3)) return 0;
     const ElfW(Dyn) *dyn = NULL;
     uintptr_t relro_lo = 0, relro_hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -140,9 +154,19 @@ static int patch_one(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int jm_got_patch(int everything)
+void *jm_got_own(const char *name)
 {
-    walk w = {.mode = everything ? 2 : 1};
+    int f = lookup(name, 0);
+    return f < 0 ? NULL : own[f];
+}
+
+/* mode 0: the Fortran layers' PMPI_ slots; 1: every object's MPI_ slots too; 2: as 1 for
+ * objects not seen by an earlier call of mode 1 or 2. */
+int jm_got_patch(int mode)
+{
+    static int busy;
+    if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) return 0; /* a dlopen from a dlopen */
+    walk w = {.mode = mode + 1};
     Dl_info di;
     char self[4096] = "", mpilib[4096] = "";
     if (dladdr((void *)&jm_got_patch, &di) && di.dli_fname) snprintf(self, sizeof self, "%s", di.dli_fname);
@@ -150,5 +174,6 @@ int jm_got_patch(int everything)
     w.self = self;
     w.mpilib = mpilib;
     dl_iterate_phdr(patch_one, &w);
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
     return w.patched;
 }

@@ -53,6 +53,7 @@ typedef struct jm_state {
     uint64_t req_next;             /* request ids */
     uint64_t post_next;            /* receive post order */
     uint64_t lost_reqs, lost_pairs;
+    int no_hooks;                  /* JAGER_MPI_NO_PATCH=1: dlsym/dlopen hooks forward only */
 } jm_state;
 
 extern JM_HIDDEN jm_state jm_g;
@@ -101,7 +102,11 @@ extern JM_HIDDEN __typeof(MPI_Init) jm_own_MPI_Init;
 extern JM_HIDDEN __typeof(MPI_Send) jm_own_MPI_Send;
 
 /* ---- mpi_got.c ---- */
-JM_HIDDEN int jm_got_patch(int everything);
+JM_HIDDEN int jm_got_patch(int mode);
+JM_HIDDEN void *jm_got_own(const char *name);
+
+/* ---- mpi_hooks.c ---- */
+JM_HIDDEN void *jm_real_dlsym(void *h, const char *name);
 
 /* ---- mpi_sync.c ---- */
 JM_HIDDEN void jm_sync_job(void);

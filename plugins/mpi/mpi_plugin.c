@@ -187,7 +187,7 @@ static void announce_self(void)
 static void *global_sym(const char *name)
 {
     void *main_h = dlopen(NULL, RTLD_NOW | RTLD_NOLOAD);
-    void *p = main_h ? dlsym(main_h, name) : NULL;
+    void *p = main_h ? jm_real_dlsym(main_h, name) : NULL;
     if (main_h) dlclose(main_h);
     return p;
 }
@@ -203,13 +203,14 @@ __attribute__((constructor)) static void jm_ctor(void)
         if ((jm_g.size = env_int(size_vars[i])) > 0) break;
     if (jm_g.size < 0) jm_g.size = 0;
     jm_g.rank = jm_g.env_rank;
+    jm_g.no_hooks = truthy(getenv("JAGER_MPI_NO_PATCH"));
     if (truthy(getenv("JAGER_DISABLE"))) return;
     expand_rank_in_output();
     /* In the global scope (preloaded, or linked before -lmpi) our MPI_Send is the one the
      * program calls; opened RTLD_LOCAL by the loader it is not, and the env is left alone. */
     if (global_sym("MPI_Send") == (void *)&jm_own_MPI_Send) {
         announce_self();
-        jm_got_patch(0); /* Fortran layers that call PMPI_ directly */
+        if (!jm_g.no_hooks) jm_got_patch(0); /* Fortran layers that call PMPI_ directly */
     }
 }
 
