@@ -304,6 +304,12 @@ static jager_status mpi_init(const jager_host_api *host, jager_plugin_handle *se
         jm_log(JAGER_DIAG_INFO, "this program does not use MPI (no MPI_Init in its global symbols): nothing to record");
         goto aside;
     }
+    {
+        /* Never unmapped: patched GOT slots, hooked dlsym results and atexit handlers may
+         * point into this library after jager_shutdown() closes the plugin. */
+        Dl_info di;
+        if (dladdr((void *)&mpi_init, &di) && di.dli_fname) dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    }
     if (init != (void *)&jm_own_MPI_Init && !truthy(host->config(self, "no_patch"))) {
         /* opened after the MPI library: point the program's MPI_ slots at the wrappers */
         int n = jm_got_patch(1);

@@ -8,8 +8,9 @@
  * The child's offset to rank 0 is its offset to the parent plus the parent's own, and the
  * error bounds add up. All pairs of a round run at once, so the whole job takes
  * O(log P) round trips, not rank 0 pinging P ranks in turn. Every step is bounded by
- * timeout_ms: a rank that does not answer leaves its subtree's offsets unknown (ok = 0),
- * it never hangs the others. All traffic is on the plugin's own duplicate of
+ * timeout_ms (a child in round k waits (k + 1) × timeout_ms: its parent may have timed
+ * out in each earlier round): a rank that does not answer leaves its subtree's offsets
+ * unknown (ok = 0), it never hangs the others. All traffic is on the plugin's own duplicate of
  * MPI_COMM_WORLD through PMPI, so it is never recorded as the program's. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,7 +235,8 @@ void jm_sync_clocks(int phase)
     }
     for (int k = 0; (1 << k) < P; k++) {
         int half = 1 << k;
-        uint64_t deadline = now() + timeout;
+        /* a child waits for a parent that may have spent a timeout in each earlier round */
+        uint64_t deadline = now() + (r < half ? 1 : (uint64_t)k + 1) * timeout;
         if (r < half && r + half < P) { /* parent in this round */
             int c = r + half;
             if (mine.ok && pingpong(c, 0, rounds, deadline, &o_c, &rtt_c) == 0) {

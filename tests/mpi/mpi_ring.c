@@ -5,6 +5,7 @@
 #include <mpi.h>
 #ifdef WITH_JAGER
 #include <jager.h>
+#include <stdlib.h>
 #endif
 
 int main(int argc, char **argv)
@@ -23,6 +24,12 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < 3; i++) MPI_Allreduce(v, w, 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
+#ifdef WITH_JAGER
+    /* RING_STOP_RANK=k: rank k stops recording before MPI_Finalize (the others must not
+     * wait for it longer than JAGER_MPI_TIMEOUT_MS at each step) */
+    const char *stop = getenv("RING_STOP_RANK");
+    if (stop && atoi(stop) == rank) jager_shutdown();
+#endif
     MPI_Finalize();
 #ifdef WITH_JAGER
     jager_shutdown();

@@ -61,6 +61,26 @@ check(r.code === 0, 'JAGER_MPI_NO_PATCH=1: the program runs on (exit 0)');
   check((r.err.match(/do not reach the plugin's wrappers/g) || []).length === 1, 'the warning is printed once');
 }
 
+// 3c. a rank that stops recording before MPI_Finalize: the others' finalize clock exchange
+//     is bounded by JAGER_MPI_TIMEOUT_MS; they finish and mark what they could not measure
+{
+  const t0 = Date.now();
+  r = u.mpiexec(4, { JAGER_OUTPUT: u.tmp('stop.%p.jgr'), JAGER_PLUGINS: 'mpi', RING_STOP_RANK: '1',
+    JAGER_MPI_TIMEOUT_MS: '1500' }, u.bin('mpi_ring_jager'), [], 60000);
+  const secs = (Date.now() - t0) / 1000;
+  check(r.code === 0 && secs < 30, `a rank that stops early: the job finishes (exit ${r.code}, ${secs.toFixed(1)} s)`);
+  const files = fs.readdirSync(u.dir).filter((f) => f.startsWith('stop.'));
+  const byRank = {};
+  for (const f of files) byRank[u.info(u.tmp(f)).meta['mpi.rank']] = u.dump(u.tmp(f));
+  const fin = (k) => (byRank[k] || []).filter((e) => e.type === 'mpi.clock' && e.fields.phase === 1).map((e) => e.fields);
+  check(files.length === 4 && fin(1).length === 0, 'the stopped rank measured nothing at MPI_Finalize');
+  check(fin(0).length === 1 && fin(0)[0].ok && fin(2).length === 1 && fin(2)[0].ok,
+    'ranks 0 and 2 (not below rank 1 in the tree) measured their finalize offsets');
+  check(fin(3).length === 1 && !fin(3)[0].ok, 'rank 3 (measured through rank 1) marks its finalize offset unknown');
+  check([0, 2, 3].every((k) => u.calls(byRank[k]).filter((c) => c.func === 'MPI_Finalize').length === 1),
+    'ranks 0, 2, 3 recorded their MPI_Finalize');
+}
+
 // 4. a program without MPI
 r = u.run(u.bin('mpi_no_mpi'), [], { JAGER_PLUGINS: 'mpi', JAGER_OUTPUT: u.tmp('nompi.jgr'), JAGER_QUIET: '0',
   JAGER_PLUGIN_PATH: require('path').dirname(u.E.LIBJAGER_MPI) });
