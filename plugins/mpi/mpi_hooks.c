@@ -14,27 +14,36 @@
 #include "mpi_internal.h"
 
 #define JM_EXPORT __attribute__((visibility("default")))
+/* A sanitizer runtime resolves its own interceptors through dlsym before its shadow
+ * memory exists: the code on that path must not be instrumented. */
+#define JM_NOSAN __attribute__((no_sanitize("address", "undefined", "thread")))
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlopen_fn)(const char *, int);
 static dlsym_fn real_dlsym_p;
 static dlopen_fn real_dlopen_p;
 
-static void resolve(void)
+JM_NOSAN static void resolve(void)
 {
     if (real_dlsym_p) return;
-    static const char *const vers[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", NULL};
-    for (int i = 0; vers[i] && !real_dlsym_p; i++) real_dlsym_p = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", vers[i]);
-    for (int i = 0; vers[i] && !real_dlopen_p; i++) real_dlopen_p = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", vers[i]);
+#define JM_TRY(p, T, name)                                                                                         \
+    do {                                                                                                           \
+        if (!p) p = (T)dlvsym(RTLD_NEXT, name, "GLIBC_2.34");                                                      \
+        if (!p) p = (T)dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");                                                     \
+        if (!p) p = (T)dlvsym(RTLD_NEXT, name, "GLIBC_2.17");                                                      \
+    } while (0)
+    JM_TRY(real_dlsym_p, dlsym_fn, "dlsym");
+    JM_TRY(real_dlopen_p, dlopen_fn, "dlopen");
+#undef JM_TRY
 }
 
-void *jm_real_dlsym(void *h, const char *name)
+JM_NOSAN void *jm_real_dlsym(void *h, const char *name)
 {
     resolve();
     return real_dlsym_p ? real_dlsym_p(h, name) : NULL;
 }
 
-JM_EXPORT void *dlsym(void *h, const char *name)
+JM_EXPORT JM_NOSAN void *dlsym(void *h, const char *name)
 {
     void *p = jm_real_dlsym(h, name);
     if (p && !strncmp(name, "MPI_", 4) && !jm_g.no_hooks) {
@@ -44,7 +53,7 @@ JM_EXPORT void *dlsym(void *h, const char *name)
     return p;
 }
 
-JM_EXPORT void *dlopen(const char *file, int mode)
+JM_EXPORT JM_NOSAN void *dlopen(const char *file, int mode)
 {
     resolve();
     if (!real_dlopen_p) return NULL;
