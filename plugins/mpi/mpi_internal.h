@@ -95,6 +95,10 @@ typedef struct jm_req {
 } jm_req;
 JM_HIDDEN void jm_req_add(MPI_Request r, const jm_req *e);
 JM_HIDDEN int jm_req_take(MPI_Request r, jm_req *out);
+/* Persistent requests (Send_init, Recv_init, …): their template until Request_free. */
+JM_HIDDEN void jm_persist_add(MPI_Request r, const jm_req *e);
+JM_HIDDEN int jm_persist_get(MPI_Request r, jm_req *out);
+JM_HIDDEN int jm_persist_drop(MPI_Request r);
 JM_HIDDEN void jm_req_done(const jm_req *e, const MPI_Status *st, uint32_t done_fn, uint64_t now);
 
 /* ---- mpi_wrap.c ---- */

@@ -12,6 +12,7 @@
 
 #define JM_COMMS 1024u     /* power of two */
 #define JM_REQS (1u << 15) /* requests in flight at once */
+#define JM_PERSIST 4096u  /* persistent requests at once */
 #define JM_PAIRS (1u << 16)
 #define JM_CALLERS 4096u
 #define JM_TOMB (~(uint64_t)0)
@@ -227,23 +228,26 @@ uint64_t jm_pair_next(int64_t peer, uint64_t comm, int64_t tag, int dir)
 }
 
 /* ---------------- requests in flight (linear probing, backward-shift delete) ---------------- */
-static jm_req *reqs;
-static jm_spin req_lock;
-static uint32_t req_count;
+typedef struct {
+    jm_req *slot;
+    jm_spin lock;
+    uint32_t count, cap; /* cap: a power of two */
+} req_table;
+static req_table inflight, persist; /* requests started; persistent requests' templates */
 
-void jm_req_add(MPI_Request r, const jm_req *e)
+static void rt_add(req_table *t, MPI_Request r, const jm_req *e)
 {
-    if (!reqs || r == MPI_REQUEST_NULL) return;
+    if (!t->slot || r == MPI_REQUEST_NULL) return;
     uint64_t key = JM_KEY(r);
     int ok = 0;
-    spin_lock(&req_lock);
-    if (req_count < JM_REQS - JM_REQS / 8) {
-        for (uint32_t i = 0, h = (uint32_t)mix(key); i < JM_REQS; i++, h++) {
-            jm_req *s = &reqs[h & (JM_REQS - 1)];
+    spin_lock(&t->lock);
+    if (t->count < t->cap - t->cap / 8) {
+        for (uint32_t i = 0, h = (uint32_t)mix(key); i < t->cap; i++, h++) {
+            jm_req *s = &t->slot[h & (t->cap - 1)];
             /* MPICH hands one built-in handle to every request that completed at once:
              * equal keys get slots of their own, taken in insertion order */
             if (!s->key) {
-                req_count++;
+                t->count++;
                 *s = *e;
                 s->key = key;
                 ok = 1;
@@ -251,42 +255,54 @@ void jm_req_add(MPI_Request r, const jm_req *e)
             }
         }
     }
-    spin_unlock(&req_lock);
+    spin_unlock(&t->lock);
     if (!ok) jm_g.lost_reqs++;
 }
 
-int jm_req_take(MPI_Request r, jm_req *out)
+/* Find r; copy it out; remove it when take (backward-shift deletion keeps probe chains). */
+static int rt_find(req_table *t, MPI_Request r, jm_req *out, int take)
 {
-    if (!reqs || r == MPI_REQUEST_NULL) return 0;
+    if (!t->slot || r == MPI_REQUEST_NULL) return 0;
     uint64_t key = JM_KEY(r);
+    uint32_t m = t->cap - 1;
     int found = 0;
-    spin_lock(&req_lock);
-    if (req_count) {
-        uint32_t i = (uint32_t)mix(key) & (JM_REQS - 1);
-        for (uint32_t n = 0; n < JM_REQS && reqs[i].key; n++, i = (i + 1) & (JM_REQS - 1)) {
-            if (reqs[i].key != key) continue;
-            *out = reqs[i];
+    spin_lock(&t->lock);
+    if (t->count) {
+        uint32_t i = (uint32_t)mix(key) & m;
+        for (uint32_t n = 0; n < t->cap && t->slot[i].key; n++, i = (i + 1) & m) {
+            if (t->slot[i].key != key) continue;
+            *out = t->slot[i];
             found = 1;
-            /* backward-shift deletion keeps every probe chain unbroken */
+            if (!take) break;
             uint32_t j = i;
             for (;;) {
-                reqs[i].key = 0;
+                t->slot[i].key = 0;
                 for (;;) {
-                    j = (j + 1) & (JM_REQS - 1);
-                    if (!reqs[j].key) goto done;
-                    uint32_t home = (uint32_t)mix(reqs[j].key) & (JM_REQS - 1);
+                    j = (j + 1) & m;
+                    if (!t->slot[j].key) goto done;
+                    uint32_t home = (uint32_t)mix(t->slot[j].key) & m;
                     /* move j to i unless home lies cyclically in (i, j] */
                     if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) break;
                 }
-                reqs[i] = reqs[j];
+                t->slot[i] = t->slot[j];
                 i = j;
             }
         }
     }
 done:
-    if (found) req_count--;
-    spin_unlock(&req_lock);
+    if (found && take) t->count--;
+    spin_unlock(&t->lock);
     return found;
+}
+
+void jm_req_add(MPI_Request r, const jm_req *e) { rt_add(&inflight, r, e); }
+int jm_req_take(MPI_Request r, jm_req *out) { return rt_find(&inflight, r, out, 1); }
+void jm_persist_add(MPI_Request r, const jm_req *e) { rt_add(&persist, r, e); }
+int jm_persist_get(MPI_Request r, jm_req *out) { return rt_find(&persist, r, out, 0); }
+int jm_persist_drop(MPI_Request r)
+{
+    jm_req e;
+    return rt_find(&persist, r, &e, 1);
 }
 
 /* ---------------- caller addresses → interned one-frame stacks ---------------- */
@@ -326,14 +342,14 @@ uint64_t jm_caller(void *ipp)
 int jm_tables_init(void)
 {
     comms = calloc(JM_COMMS, sizeof *comms);
-    reqs = calloc(JM_REQS, sizeof *reqs);
+    inflight = (req_table){.slot = calloc(JM_REQS, sizeof(jm_req)), .cap = JM_REQS};
+    persist = (req_table){.slot = calloc(JM_PERSIST, sizeof(jm_req)), .cap = JM_PERSIST};
     pairs = calloc(JM_PAIRS, sizeof *pairs);
     callers = calloc(JM_CALLERS, sizeof *callers);
-    if (!comms || !reqs || !pairs || !callers) {
+    if (!comms || !inflight.slot || !persist.slot || !pairs || !callers) {
         jm_tables_free();
         return -1;
     }
-    req_count = 0;
     world_c = (jm_comm){.id = 1, .size = jm_g.size};
     self_c = (jm_comm){.id = 2, .size = 1};
     return 0;
@@ -344,11 +360,12 @@ void jm_tables_free(void)
     if (comms)
         for (uint32_t i = 0; i < JM_COMMS; i++) free(comms[i].c.world);
     free(comms);
-    free(reqs);
+    free(inflight.slot);
+    free(persist.slot);
     free(pairs);
     free(callers);
     comms = NULL;
-    reqs = NULL;
+    inflight.slot = persist.slot = NULL;
     pairs = NULL;
     callers = NULL;
 }

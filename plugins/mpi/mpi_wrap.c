@@ -108,6 +108,60 @@ static void jm_irecv(jm_call *c, MPI_Datatype dt, int source, int tag, MPI_Comm 
     jm_req_add(*r, &e);
 }
 
+static void jm_pinit_send(jm_call *c, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, int rc,
+                          const MPI_Request *r)
+{
+    const jm_comm *cm = jm_comm_get(comm);
+    jm_set_comm(c, cm);
+    c->bytes = jm_ucount(count, dt);
+    c->dest = dest == MPI_PROC_NULL ? -1 : jm_world_rank(cm, dest);
+    c->tag = dest == MPI_PROC_NULL ? -1 : tag;
+    if (rc != MPI_SUCCESS) return;
+    jm_req e = {.bytes = c->bytes, .comm = c->comm, .dest = c->dest, .tag = c->tag, .source = -1, .recv_tag = -1,
+                .dt = MPI_DATATYPE_NULL, .fn = c->fn, .kind = JM_REQ_SEND};
+    jm_persist_add(*r, &e);
+}
+
+static void jm_pinit_recv(jm_call *c, MPI_Datatype dt, int source, int tag, MPI_Comm comm, int rc, const MPI_Request *r)
+{
+    const jm_comm *cm = jm_comm_get(comm);
+    jm_set_comm(c, cm);
+    c->source = jm_world_rank(cm, source);
+    c->recv_tag = tag;
+    if (rc != MPI_SUCCESS) return;
+    jm_req e = {.comm = c->comm, .dest = -1, .tag = -1, .source = c->source, .recv_tag = tag, .dt = dt, .cm = cm,
+                .fn = c->fn, .kind = JM_REQ_RECV};
+    jm_persist_add(*r, &e);
+}
+
+/* MPI_Start/Startall: each started persistent request becomes a request in flight. */
+static void jm_start(jm_call *c, int n, const MPI_Request *r, int rc)
+{
+    if (rc != MPI_SUCCESS) return;
+    for (int i = 0; i < n; i++) {
+        jm_req e;
+        if (!jm_persist_get(r[i], &e)) continue;
+        e.id = __atomic_add_fetch(&jm_g.req_next, 1, __ATOMIC_RELAXED);
+        e.start = c->start;
+        if (e.kind == JM_REQ_SEND && e.dest >= 0) e.seq = jm_pair_next(e.dest, e.comm, e.tag, 0);
+        if (e.kind == JM_REQ_RECV) e.post = __atomic_add_fetch(&jm_g.post_next, 1, __ATOMIC_RELAXED);
+        jm_req_add(r[i], &e);
+        c->req = e.id;
+        c->count++;
+        if (e.kind == JM_REQ_SEND) {
+            c->bytes += e.bytes;
+            c->dest = e.dest;
+            c->tag = e.tag;
+            c->seq = e.seq;
+        } else {
+            c->source = e.source;
+            c->recv_tag = e.recv_tag;
+            c->post = e.post;
+        }
+        c->comm = e.comm;
+    }
+}
+
 static void jm_coll(jm_call *c, MPI_Comm comm, uint64_t bytes, uint64_t rbytes, int root)
 {
     const jm_comm *cm = jm_comm_get(comm);
@@ -262,7 +316,11 @@ void jm_req_done(const jm_req *e0, const MPI_Status *st, uint32_t done_fn, uint6
     do {                                                                                                           \
         jm_req e_;                                                                                                 \
         if (jm_req_take((r), &e_)) c_.req = e_.id;                                                                 \
+        jm_persist_drop(r);                                                                                        \
     } while (0)
+#define JM_PINIT_SEND(count, dt, dest, tag, comm, r) jm_pinit_send(&c_, (count), (dt), (dest), (tag), (comm), rc_, (r))
+#define JM_PINIT_RECV(dt, source, tag, comm, r) jm_pinit_recv(&c_, (dt), (source), (tag), (comm), rc_, (r))
+#define JM_START(n, r) jm_start(&c_, (n), (r), rc_)
 #define JM_SEND(count, dt, dest, tag, comm) jm_send(&c_, (count), (dt), (dest), (tag), (comm))
 #define JM_RECV(dt, comm, st, match) jm_recv(&c_, (dt), (comm), (st), (match))
 #define JM_ISEND(count, dt, dest, tag, comm, r) jm_isend(&c_, (count), (dt), (dest), (tag), (comm), rc_, (r))

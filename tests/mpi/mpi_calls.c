@@ -164,6 +164,25 @@ int main(int argc, char **argv)
         }
         CALL(MPI_Test, &rq[0], &flag, &st); /* a null request: flag = 1 at once */
     }
+    /* persistent requests: 3 × Startall of a send and a receive, then 2 × Start, all waited */
+    {
+        MPI_Request p[2];
+        CALL(MPI_Recv_init, rbuf, 3, MPI_INT, left, 90, MPI_COMM_WORLD, &p[0]);
+        CALL(MPI_Send_init, buf, 3, MPI_INT, right, 90, MPI_COMM_WORLD, &p[1]);
+        for (int i = 0; i < 3; i++) {
+            CALL(MPI_Startall, 2, p);
+            CALL(MPI_Waitall, 2, p, MPI_STATUSES_IGNORE);
+            sent(right, 90, 12);
+            got(left, 90, 12);
+        }
+        CALL(MPI_Start, &p[0]);
+        CALL(MPI_Start, &p[1]);
+        CALL(MPI_Waitall, 2, p, MPI_STATUSES_IGNORE);
+        sent(right, 90, 12);
+        got(left, 90, 12);
+        CALL(MPI_Request_free, &p[0]);
+        CALL(MPI_Request_free, &p[1]);
+    }
     /* collectives */
     for (int i = 0; i < 3; i++) CALL(MPI_Barrier, MPI_COMM_WORLD);
     for (int i = 0; i < 2; i++) CALL(MPI_Bcast, buf, 4, MPI_INT, 1, MPI_COMM_WORLD);

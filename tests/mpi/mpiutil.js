@@ -76,7 +76,7 @@ const reqs = (evs) => evs.filter((e) => e.type === 'mpi.request').map((e) => Obj
 function messages(rank, evs) {
   const sends = [], recvs = [];
   for (const c of calls(evs)) {
-    if (c.seq > 0 && !c.func.startsWith('MPI_I'))
+    if (c.seq > 0 && !c.func.startsWith('MPI_I') && !c.func.startsWith('MPI_Start'))
       sends.push({ from: rank, to: c.dest, tag: c.tag, comm: c.comm, seq: c.seq, bytes: c.bytes, start: c.t, func: c.func });
     if (c.recv_seq > 0)
       recvs.push({ from: c.source, to: rank, tag: c.recv_tag, comm: c.comm, seq: c.recv_seq, bytes: c.recv_bytes,

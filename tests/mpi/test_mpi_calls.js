@@ -51,10 +51,13 @@ for (let k = 0; k < N; k++) {
   allRecvs.push(...recvs);
   // requests: each started one completes once, after it started
   const started = u.calls(evs).filter((c) => c.func.startsWith('MPI_I') && c.req > 0 && !/probe/.test(c.func));
+  const persistent = u.calls(evs).filter((c) => c.func === 'MPI_Start' || c.func === 'MPI_Startall')
+    .reduce((n, c) => n + c.completed, 0);
   const completed = u.reqs(evs);
   const byId = new Map(completed.map((q) => [q.req, q]));
-  check(started.length > 0 && started.length === completed.length && started.every((c) => byId.has(c.req)),
-    `rank ${k}: all ${started.length} non-blocking calls completed once (mpi.request)`);
+  check(started.length > 0 && persistent === 8 && started.length + persistent === completed.length &&
+    started.every((c) => byId.has(c.req)) && new Set(completed.map((q) => q.req)).size === completed.length,
+    `rank ${k}: all ${started.length} non-blocking calls and ${persistent} persistent starts completed once (mpi.request)`);
   check(completed.every((q) => q.done >= q.t && q.duration_ns === q.done - q.t && /^MPI_(Wait|Test)/.test(q.done_by)),
     `rank ${k}: each request has its start, its completion and the call that completed it`);
   // metadata
