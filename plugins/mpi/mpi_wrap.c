@@ -56,9 +56,9 @@ static uint64_t jm_wsum(const int *counts, const MPI_Datatype *types, int n)
     return s;
 }
 
-static uint64_t jm_ucount(int count, MPI_Datatype dt) { return count > 0 ? (uint64_t)count * jm_tsize(dt) : 0; }
+static uint64_t jm_ucount(int64_t count, MPI_Datatype dt) { return count > 0 ? (uint64_t)count * jm_tsize(dt) : 0; }
 
-static void jm_send(jm_call *c, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+static void jm_send(jm_call *c, int64_t count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     const jm_comm *cm = jm_comm_get(comm);
     jm_set_comm(c, cm);
@@ -81,7 +81,7 @@ static void jm_recv(jm_call *c, MPI_Datatype dt, MPI_Comm comm, const MPI_Status
     if (match) c->recv_seq = jm_pair_next(c->source, cm->id, st->MPI_TAG, 1);
 }
 
-static void jm_isend(jm_call *c, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, int rc,
+static void jm_isend(jm_call *c, int64_t count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, int rc,
                      const MPI_Request *r)
 {
     jm_send(c, count, dt, dest, tag, comm);

@@ -164,6 +164,23 @@ int main(int argc, char **argv)
         }
         CALL(MPI_Test, &rq[0], &flag, &st); /* a null request: flag = 1 at once */
     }
+#if MPI_VERSION >= 4
+    /* MPI-4 large-count variants: one each around the ring */
+    {
+        MPI_Request q[2];
+        CALL(MPI_Send_c, buf, (MPI_Count)5, MPI_INT, right, 95, MPI_COMM_WORLD);
+        sent(right, 95, 20);
+        CALL(MPI_Recv_c, rbuf, (MPI_Count)5, MPI_INT, left, 95, MPI_COMM_WORLD, &st);
+        got(left, 95, 20);
+        CALL(MPI_Irecv_c, rbuf, (MPI_Count)6, MPI_INT, left, 96, MPI_COMM_WORLD, &q[0]);
+        CALL(MPI_Isend_c, buf, (MPI_Count)6, MPI_INT, right, 96, MPI_COMM_WORLD, &q[1]);
+        sent(right, 96, 24);
+        got(left, 96, 24);
+        CALL(MPI_Waitall, 2, q, MPI_STATUSES_IGNORE);
+        CALL(MPI_Allreduce_c, d, rd, (MPI_Count)4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        CALL(MPI_Bcast_c, buf, (MPI_Count)2, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+#endif
     /* persistent requests: 3 × Startall of a send and a receive, then 2 × Start, all waited */
     {
         MPI_Request p[2];
