@@ -116,6 +116,7 @@ JM_HIDDEN void *jm_real_dlsym(void *h, const char *name);
 JM_HIDDEN void jm_sync_job(void);
 JM_HIDDEN void jm_sync_clocks(int phase);
 JM_HIDDEN void jm_sync_finish(void);
+JM_HIDDEN void jm_census(void);
 JM_HIDDEN int jm_config_int(const char *key, int def, int lo, int hi);
 
 /* helpers for the table */

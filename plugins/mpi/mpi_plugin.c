@@ -289,6 +289,7 @@ void jm_before_finalize(void)
 {
     if (!atomic_load(&jm_g.active)) return;
     jm_sync_clocks(1);
+    jm_census();
     jm_sync_finish();
     PMPI_Comm_free(&jm_g.pcomm);
 }

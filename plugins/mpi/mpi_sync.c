@@ -24,6 +24,7 @@
 #define TAG_PING 101
 #define TAG_PONG 102
 #define TAG_RESULT 103
+#define TAG_CENSUS 104
 
 int jm_config_int(const char *key, int def, int lo, int hi)
 {
@@ -269,4 +270,44 @@ void jm_sync_clocks(int phase)
     else snprintf(v, sizeof v, "unknown (a step timed out)");
     jm_g.host->metadata_set(key, v);
     if (!mine.ok) jm_log(JAGER_DIAG_WARN, "clock offset to rank 0 at %s: a step timed out", phase ? "MPI_Finalize" : "MPI_Init");
+}
+
+/* At MPI_Finalize rank 0 learns which ranks got there with recording on, within
+ * (ceil(log2 P) + 1) × timeout_ms, and names the others (metadata mpi.missing_ranks, a
+ * warning). */
+void jm_census(void)
+{
+    int P = jm_g.size, me = jm_g.rank, rounds = 0;
+    while ((1 << rounds) < P) rounds++;
+    /* a rank may still be in the clock tree up to `rounds` timeouts after rank 0 left it */
+    uint64_t deadline =
+        now() + (uint64_t)(rounds + 1) * (uint64_t)jm_config_int("timeout_ms", 10000, 1, 3600000) * 1000000ull;
+    if (me != 0) {
+        xsend(&me, (int)sizeof me, 0, TAG_CENSUS, deadline);
+        return;
+    }
+    int *buf = calloc((size_t)P, sizeof *buf);
+    MPI_Request *rq = calloc((size_t)P, sizeof *rq);
+    char list[1024] = "";
+    size_t o = 0;
+    int missing = 0;
+    if (!buf || !rq) {
+        free(buf);
+        free(rq);
+        jm_log(JAGER_DIAG_WARN, "out of memory: the ranks that reached MPI_Finalize are not checked");
+        return;
+    }
+    for (int r = 1; r < P; r++)
+        if (PMPI_Irecv(&buf[r], 1, MPI_INT, r, TAG_CENSUS, jm_g.pcomm, &rq[r]) != MPI_SUCCESS) rq[r] = MPI_REQUEST_NULL;
+    for (int r = 1; r < P; r++) {
+        if (rq[r] != MPI_REQUEST_NULL && wait_until(&rq[r], deadline) == 0) continue;
+        missing++;
+        if (o + 16 < sizeof list) o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", o ? "," : "", r);
+    }
+    jm_g.host->metadata_set("mpi.missing_ranks", list);
+    if (missing)
+        jm_log(JAGER_DIAG_WARN, "%d rank(s) did not reach MPI_Finalize with recording on within timeout_ms: %s%s "
+               "(their own files keep what they recorded)", missing, list, o + 16 >= sizeof list ? ",…" : "");
+    free(buf);
+    free(rq);
 }

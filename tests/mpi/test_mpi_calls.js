@@ -82,6 +82,8 @@ for (let k = 0; k < N; k++) {
     `rank ${k}: one mpi.rank span${k === 0 ? ' and the job\'s root span (mpi.job)' : ''}`);
 }
 
+check(ranks[0].meta['mpi.missing_ranks'] === '', 'rank 0: every rank reached MPI_Finalize (mpi.missing_ranks empty)');
+
 // one trace for the job
 const traces = new Set(ranks.map((x) => x.meta['mpi.trace_id']));
 const roots = new Set(ranks.map((x) => x.meta['mpi.root_span_id']));

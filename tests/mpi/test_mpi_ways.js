@@ -79,6 +79,11 @@ check(r.code === 0, 'JAGER_MPI_NO_PATCH=1: the program runs on (exit 0)');
   check(fin(3).length === 1 && !fin(3)[0].ok, 'rank 3 (measured through rank 1) marks its finalize offset unknown');
   check([0, 2, 3].every((k) => u.calls(byRank[k]).filter((c) => c.func === 'MPI_Finalize').length === 1),
     'ranks 0, 2, 3 recorded their MPI_Finalize');
+  const f0 = files.find((f) => u.info(u.tmp(f)).meta['mpi.rank'] === '0');
+  const m0 = f0 ? u.info(u.tmp(f0)).meta : {};
+  const warn = (byRank[0] || []).filter((e) => e.type === 'diag' && /did not reach MPI_Finalize/.test(e.text));
+  check(m0['mpi.missing_ranks'] === '1' && warn.length === 1 && /: 1 /.test(warn[0].text),
+    `rank 0 names the missing rank (mpi.missing_ranks "${m0['mpi.missing_ranks']}", one warning)`);
 }
 
 // 4. a program without MPI
