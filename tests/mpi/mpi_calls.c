@@ -200,6 +200,102 @@ int main(int argc, char **argv)
         CALL(MPI_Request_free, &p[0]);
         CALL(MPI_Request_free, &p[1]);
     }
+    /* Waitsome, Testany, Testsome, Ibsend, Irsend, Improbe */
+    {
+        MPI_Request q[4];
+        int outc = 0, idx[4], flag = 0, done = 0, any;
+        CALL(MPI_Irecv, rbuf, 2, MPI_INT, left, 101, MPI_COMM_WORLD, &q[0]);
+        CALL(MPI_Irecv, rbuf + 2, 2, MPI_INT, left, 102, MPI_COMM_WORLD, &q[1]);
+        CALL(MPI_Barrier, MPI_COMM_WORLD); /* both receives posted everywhere (Irsend) */
+        MPI_Buffer_attach(bsbuf, sizeof bsbuf);
+        CALL(MPI_Ibsend, buf, 2, MPI_INT, right, 101, MPI_COMM_WORLD, &q[2]);
+        CALL(MPI_Irsend, buf, 2, MPI_INT, right, 102, MPI_COMM_WORLD, &q[3]);
+        sent(right, 101, 8);
+        sent(right, 102, 8);
+        got(left, 101, 8);
+        got(left, 102, 8);
+        while (done < 4) { /* the counts are whatever it took: the program counts them */
+            CALL(MPI_Waitsome, 4, q, &outc, idx, MPI_STATUSES_IGNORE);
+            if (outc != MPI_UNDEFINED) done += outc;
+        }
+        MPI_Buffer_detach(&bp, &bs);
+        CALL(MPI_Irecv, rbuf, 1, MPI_INT, left, 103, MPI_COMM_WORLD, &q[0]);
+        CALL(MPI_Irecv, rbuf + 1, 1, MPI_INT, left, 104, MPI_COMM_WORLD, &q[1]);
+        CALL(MPI_Send, buf, 1, MPI_INT, right, 103, MPI_COMM_WORLD);
+        CALL(MPI_Send, buf, 1, MPI_INT, right, 104, MPI_COMM_WORLD);
+        sent(right, 103, 4);
+        sent(right, 104, 4);
+        got(left, 103, 4);
+        got(left, 104, 4);
+        for (done = 0; done < 1;) {
+            CALL(MPI_Testany, 2, q, &any, &flag, &st);
+            if (flag && any != MPI_UNDEFINED) done++;
+            else usleep(200);
+        }
+        for (done = 0; done < 1;) {
+            CALL(MPI_Testsome, 2, q, &outc, idx, MPI_STATUSES_IGNORE);
+            if (outc > 0) done += outc;
+            else usleep(200);
+        }
+        /* Improbe until the message is there, then Mrecv */
+        CALL(MPI_Send, buf, 3, MPI_INT, right, 105, MPI_COMM_WORLD);
+        sent(right, 105, 12);
+        MPI_Message m;
+        for (flag = 0; !flag;) {
+            CALL(MPI_Improbe, left, 105, MPI_COMM_WORLD, &flag, &m, &st);
+            if (!flag) usleep(200);
+        }
+        CALL(MPI_Mrecv, rbuf, 3, MPI_INT, &m, &st);
+        got(left, 105, 12);
+        /* persistent synchronous/buffered/ready sends */
+        MPI_Request p[4];
+        MPI_Buffer_attach(bsbuf, sizeof bsbuf);
+        CALL(MPI_Recv_init, rbuf, 1, MPI_INT, left, 106, MPI_COMM_WORLD, &p[0]);
+        CALL(MPI_Recv_init, rbuf + 1, 1, MPI_INT, left, 107, MPI_COMM_WORLD, &p[1]);
+        CALL(MPI_Startall, 2, p);
+        CALL(MPI_Barrier, MPI_COMM_WORLD);
+        CALL(MPI_Ssend_init, buf, 1, MPI_INT, right, 106, MPI_COMM_WORLD, &p[2]);
+        CALL(MPI_Rsend_init, buf, 1, MPI_INT, right, 107, MPI_COMM_WORLD, &p[3]);
+        CALL(MPI_Startall, 2, p + 2);
+        CALL(MPI_Waitall, 4, p, MPI_STATUSES_IGNORE);
+        sent(right, 106, 4);
+        sent(right, 107, 4);
+        got(left, 106, 4);
+        got(left, 107, 4);
+        CALL(MPI_Bsend_init, buf, 1, MPI_INT, right, 108, MPI_COMM_WORLD, &p[2]);
+        CALL(MPI_Start, &p[2]);
+        CALL(MPI_Recv, rbuf, 1, MPI_INT, left, 108, MPI_COMM_WORLD, &st);
+        CALL(MPI_Wait, &p[2], &st);
+        sent(right, 108, 4);
+        got(left, 108, 4);
+        for (int i = 0; i < 3; i++) CALL(MPI_Request_free, &p[i]);
+        MPI_Buffer_detach(&bp, &bs);
+    }
+    /* the other non-blocking collectives, completed by one Waitall */
+    {
+        MPI_Request q[8];
+        CALL(MPI_Ireduce, d, rd, 2, MPI_DOUBLE, MPI_SUM, 1, MPI_COMM_WORLD, &q[0]);
+        CALL(MPI_Iscan, d + 10, rd + 10, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q[1]);
+        CALL(MPI_Iexscan, d + 20, rd + 20, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q[2]);
+        CALL(MPI_Igather, buf, 1, MPI_INT, rbuf, 1, MPI_INT, 2, MPI_COMM_WORLD, &q[3]);
+        CALL(MPI_Iscatter, buf + 8, 1, MPI_INT, rbuf + 8, 1, MPI_INT, 3, MPI_COMM_WORLD, &q[4]);
+        CALL(MPI_Iallgather, buf + 16, 1, MPI_INT, rbuf + 16, 1, MPI_INT, MPI_COMM_WORLD, &q[5]);
+        CALL(MPI_Ialltoall, buf + 24, 1, MPI_INT, rbuf + 24, 1, MPI_INT, MPI_COMM_WORLD, &q[6]);
+        CALL(MPI_Ireduce_scatter_block, d + 40, rd + 40, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q[7]);
+        CALL(MPI_Waitall, 8, q, MPI_STATUSES_IGNORE);
+    }
+#if MPI_VERSION >= 4
+    if (rank % 2 == 0) { /* synchronous: even ranks send first */
+        CALL(MPI_Ssend_c, buf, (MPI_Count)1, MPI_INT, right, 109, MPI_COMM_WORLD);
+        CALL(MPI_Recv, rbuf, 1, MPI_INT, left, 109, MPI_COMM_WORLD, &st);
+    } else {
+        CALL(MPI_Recv, rbuf, 1, MPI_INT, left, 109, MPI_COMM_WORLD, &st);
+        CALL(MPI_Ssend_c, buf, (MPI_Count)1, MPI_INT, right, 109, MPI_COMM_WORLD);
+    }
+    sent(right, 109, 4);
+    got(left, 109, 4);
+    CALL(MPI_Reduce_c, d, rd, (MPI_Count)3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+#endif
     /* collectives */
     for (int i = 0; i < 3; i++) CALL(MPI_Barrier, MPI_COMM_WORLD);
     for (int i = 0; i < 2; i++) CALL(MPI_Bcast, buf, 4, MPI_INT, 1, MPI_COMM_WORLD);
@@ -268,6 +364,12 @@ int main(int argc, char **argv)
     CALL(MPI_File_write_at_all, fh, rank * 64 + 16, buf, 4, MPI_INT, &st);
     CALL(MPI_File_read_at, fh, rank * 64, rbuf, 4, MPI_INT, &st);
     CALL(MPI_File_read_at_all, fh, rank * 64 + 16, rbuf, 4, MPI_INT, &st);
+    MPI_File_seek(fh, rank * 64 + 32, MPI_SEEK_SET);
+    CALL(MPI_File_write, fh, buf, 2, MPI_INT, &st);
+    CALL(MPI_File_write_all, fh, buf, 2, MPI_INT, &st);
+    MPI_File_seek(fh, rank * 64 + 32, MPI_SEEK_SET);
+    CALL(MPI_File_read, fh, rbuf, 2, MPI_INT, &st);
+    CALL(MPI_File_read_all, fh, rbuf, 2, MPI_INT, &st);
     MPI_File_close(&fh);
     if (rank == 0) MPI_File_delete(path, MPI_INFO_NULL);
 

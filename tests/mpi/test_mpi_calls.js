@@ -55,7 +55,7 @@ for (let k = 0; k < N; k++) {
     .reduce((n, c) => n + c.completed, 0);
   const completed = u.reqs(evs);
   const byId = new Map(completed.map((q) => [q.req, q]));
-  check(started.length > 0 && persistent === 8 && started.length + persistent === completed.length &&
+  check(started.length > 0 && persistent === 13 && started.length + persistent === completed.length &&
     started.every((c) => byId.has(c.req)) && new Set(completed.map((q) => q.req)).size === completed.length,
     `rank ${k}: all ${started.length} non-blocking calls and ${persistent} persistent starts completed once (mpi.request)`);
   check(completed.every((q) => q.done >= q.t && q.duration_ns === q.done - q.t && /^MPI_(Wait|Test)/.test(q.done_by)),
