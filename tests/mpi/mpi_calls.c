@@ -346,6 +346,27 @@ int main(int argc, char **argv)
     if (made != MPI_COMM_NULL) CALL(MPI_Comm_free, &made);
     MPI_Group_free(&g01);
     MPI_Group_free(&wg);
+    /* topologies and the other communicator constructors: their messages match by id too */
+    {
+        MPI_Comm cart, shm, inf, sub;
+        int dims[1] = {4}, periods[1] = {1}, cr, src, dst, keep[1] = {1};
+        CALL(MPI_Cart_create, MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+        MPI_Comm_rank(cart, &cr);
+        MPI_Cart_shift(cart, 0, 1, &src, &dst);
+        CALL(MPI_Sendrecv, buf, 3, MPI_INT, dst, 110, rbuf, 3, MPI_INT, src, 110, cart, &st);
+        sent(dst, 110, 12); /* no reorder: cart ranks are world ranks */
+        got(src, 110, 12);
+        CALL(MPI_Cart_sub, cart, keep, &sub);
+        CALL(MPI_Comm_split_type, MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm);
+        CALL(MPI_Comm_dup_with_info, MPI_COMM_WORLD, MPI_INFO_NULL, &inf);
+        CALL(MPI_Barrier, shm);
+        CALL(MPI_Barrier, inf);
+        CALL(MPI_Barrier, sub);
+        CALL(MPI_Comm_free, &cart);
+        CALL(MPI_Comm_free, &sub);
+        CALL(MPI_Comm_free, &shm);
+        CALL(MPI_Comm_free, &inf);
+    }
     /* one-sided */
     MPI_Win win;
     int wbuf[8] = {0};

@@ -117,6 +117,13 @@ check(wild === 6, `the ANY_SOURCE/ANY_TAG receives and the Waitany receives reso
 const splitIds = ranks.map((x) => u.calls(x.evs).find((c) => c.func === 'MPI_Comm_set_name').comm);
 check(splitIds[0] === splitIds[2] && splitIds[1] === splitIds[3] && splitIds[0] !== splitIds[1] && splitIds[0] > 2,
   `Comm_split: one id per new communicator on all its members (${splitIds})`);
+// every communicator the program made has one id on all its members: all messages above
+// matched across ranks already; the 4 barriers on the constructors' comms agree on ids
+const barrierComms = ranks.map((x) => u.calls(x.evs).filter((c) => c.func === 'MPI_Barrier' && c.comm > 2 &&
+  c.comm_size === 4).map((c) => c.comm).join(','));
+check(new Set(barrierComms).size === 1 && barrierComms[0].split(',').length === 4 &&
+  !barrierComms[0].split(',').some((id) => Number(id) >= 2 ** 63),
+  `Comm_dup, Comm_split_type, Comm_dup_with_info, Cart_sub: the same ids on every rank (${barrierComms[0]})`);
 const named = ranks.map((x, k) => x.evs.some((e) => e.type === 'mpi.comm' && e.fields.name === (k % 2 ? 'odd' : 'even') &&
   e.fields.size === 2 && e.fields.comm === splitIds[k]));
 check(named.every(Boolean), 'MPI_Comm_set_name names the communicator (mpi.comm)');
