@@ -62,6 +62,7 @@ static size_t export_batch(ot_state *st, int sig)
         st->qhead[sig] = (st->qhead[sig] + 1) % cap;
         st->qn[sig]--;
     }
+    if (n) st->busy++;
     pthread_mutex_unlock(&st->lock);
     if (n) {
         ot_buf body = {0};
@@ -77,6 +78,10 @@ static size_t export_batch(ot_state *st, int sig)
             if (sig == OT_SPANS) ot_span_free(v[i]);
             else ot_log_free(v[i]);
         }
+        pthread_mutex_lock(&st->lock);
+        st->busy--;
+        pthread_mutex_unlock(&st->lock);
+        pthread_cond_broadcast(&st->cond);
     }
     free(v);
     return n;
@@ -100,65 +105,76 @@ static void export_metrics(ot_state *st)
     free(body.p);
 }
 
+/* One exporter thread per signal: spans and logs on their schedule (or a full batch, or
+ * jager_flush()), metrics every OTEL_METRIC_EXPORT_INTERVAL. */
 static void *run(void *arg)
 {
-    ot_state *st = arg;
-    uint64_t now = ot_now();
-    uint64_t next[2] = {now + st->cfg.delay_ms[0] * 1000000u, now + st->cfg.delay_ms[1] * 1000000u};
-    uint64_t next_m = now + st->cfg.metric_interval_ms * 1000000u;
+    ot_worker *w = arg;
+    ot_state *st = w->st;
+    int sig = w->sig;
+    uint64_t period = (sig == OT_METRICS ? st->cfg.metric_interval_ms : st->cfg.delay_ms[sig]) * 1000000u;
+    uint64_t next = ot_now() + period;
     pthread_mutex_lock(&st->lock);
     while (!st->stopping) {
-        now = ot_now();
-        int due[2], any = 0;
-        for (int s = 0; s < 2; s++) {
-            due[s] = st->qn[s] && (st->qn[s] >= st->cfg.batch[s] || now >= next[s] || st->flush_req);
-            if (!st->qn[s] && now >= next[s]) next[s] = now + st->cfg.delay_ms[s] * 1000000u;
-            any |= due[s];
+        uint64_t now = ot_now();
+        int due;
+        if (sig == OT_METRICS) {
+            due = now >= next;
+        } else {
+            due = st->qn[sig] && (st->qn[sig] >= st->cfg.batch[sig] || now >= next || st->flush_req);
+            if (!st->qn[sig] && now >= next) next = now + period;
         }
-        int due_m = now >= next_m;
-        st->flush_req = 0;
-        if (!any && !due_m) {
-            uint64_t t = next[0] < next[1] ? next[0] : next[1];
-            if (next_m < t) t = next_m;
-            struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+        if (!due) {
+            struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
             pthread_cond_timedwait(&st->cond, &st->lock, &ts);
             continue;
         }
         pthread_mutex_unlock(&st->lock);
-        for (int s = 0; s < 2; s++)
-            if (due[s]) {
-                export_batch(st, s);
-                next[s] = ot_now() + st->cfg.delay_ms[s] * 1000000u;
-            }
-        if (due_m) {
-            export_metrics(st);
-            next_m = ot_now() + st->cfg.metric_interval_ms * 1000000u;
-        }
+        if (sig == OT_METRICS) export_metrics(st);
+        else export_batch(st, sig);
+        next = ot_now() + period;
         pthread_mutex_lock(&st->lock);
     }
     pthread_mutex_unlock(&st->lock);
-    /* Final flush: everything queued, then the last metrics, until the hard deadline. */
-    for (;;) {
-        if (atomic_load(&st->abort_io) || ot_now() >= st->hard_deadline_ns) break;
-        size_t n = export_batch(st, OT_SPANS) + export_batch(st, OT_LOGS);
-        if (!n) break;
+    /* Final flush: everything queued, until the hard deadline; metrics once more at the end. */
+    if (sig == OT_METRICS) {
+        /* wait for the other signals' flush so the self-metrics include it, within the deadline */
+        pthread_mutex_lock(&st->lock);
+        while (!atomic_load(&st->abort_io) && ot_now() < st->hard_deadline_ns && (st->qn[0] || st->qn[1] || st->busy)) {
+            uint64_t t = ot_now() + 20000000u;
+            if (t > st->hard_deadline_ns) t = st->hard_deadline_ns;
+            struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+            pthread_cond_timedwait(&st->cond, &st->lock, &ts);
+        }
+        pthread_mutex_unlock(&st->lock);
+        if (!atomic_load(&st->abort_io) && ot_now() < st->hard_deadline_ns) export_metrics(st);
+        return NULL;
     }
-    if (!atomic_load(&st->abort_io) && ot_now() < st->hard_deadline_ns) export_metrics(st);
+    while (!atomic_load(&st->abort_io) && ot_now() < st->hard_deadline_ns && export_batch(st, sig)) {}
     return NULL;
 }
 
 int ot_export_start(ot_state *st)
 {
-    if (ot_http_init(st)) return -1;
-    if (pthread_create(&st->thread, NULL, run, st)) {
-        ot_http_free(st);
-        return -1;
+    for (int s = 0; s < OT_NSIG; s++) {
+        st->work[s].st = st;
+        st->work[s].sig = s;
+        if (ot_http_init(st, s) || pthread_create(&st->thread[s], NULL, run, &st->work[s])) {
+            ot_http_free(st, s);
+            pthread_mutex_lock(&st->lock);
+            st->stopping = 1;
+            st->hard_deadline_ns = ot_now();
+            pthread_mutex_unlock(&st->lock);
+            pthread_cond_broadcast(&st->cond);
+            for (int k = 0; k < s; k++) pthread_join(st->thread[k], NULL), ot_http_free(st, k);
+            return -1;
+        }
     }
     st->thread_started = 1;
     return 0;
 }
 
-/* Stop the thread after a bounded final flush; what is still queued then counts as lost
+/* Stop the threads after a bounded final flush; what is still queued then counts as lost
  * at shutdown. Called from the plugin's stop, after the collector's last drain. */
 void ot_export_stop(ot_state *st)
 {
@@ -168,20 +184,25 @@ void ot_export_stop(ot_state *st)
     st->stopping = 1;
     pthread_mutex_unlock(&st->lock);
     pthread_cond_broadcast(&st->cond);
-    /* Wait for the deadline, then cut what is in flight (curl's progress callback sees it). */
+    /* The threads honour the deadline themselves; past it (and a grace second), cut what is
+     * in flight (curl's progress callback sees abort_io). */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t left = st->cfg.shutdown_ms * 1000000u;
-    ts.tv_sec += (time_t)(left / 1000000000u) + 1; /* the thread honours the deadline itself */
+    ts.tv_sec += (time_t)(left / 1000000000u) + 1;
     ts.tv_nsec += (long)(left % 1000000000u);
     if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-    if (pthread_timedjoin_np(st->thread, NULL, &ts)) {
-        atomic_store(&st->abort_io, 1);
-        pthread_cond_broadcast(&st->cond);
-        pthread_join(st->thread, NULL);
+    for (int s = 0; s < OT_NSIG; s++) {
+        if (!atomic_load(&st->abort_io) && pthread_timedjoin_np(st->thread[s], NULL, &ts)) {
+            atomic_store(&st->abort_io, 1);
+            pthread_cond_broadcast(&st->cond);
+            pthread_join(st->thread[s], NULL);
+        } else if (atomic_load(&st->abort_io)) {
+            pthread_join(st->thread[s], NULL);
+        }
+        ot_http_free(st, s);
     }
     st->thread_started = 0;
-    ot_http_free(st);
     pthread_mutex_lock(&st->lock);
     for (int s = 0; s < 2; s++) {
         while (st->qn[s]) {
@@ -269,7 +290,8 @@ size_t ot_points_build(ot_state *st, ot_point **out, ot_site **copies)
             attr(p, "code.line.number", NULL, line);
         }
     }
-    /* Program counters: monotonic totals summed over threads, gauges the latest sample. */
+    /* Program counters: a monotonic counter's samples carry its running total (all threads):
+     * the largest is the total; a gauge is its latest sample. */
     for (size_t i = 0; i < st->nctrs; i++) {
         size_t j = 0;
         while (j < i && st->ctrs[j].id != st->ctrs[i].id) j++;
@@ -281,7 +303,7 @@ size_t ot_points_build(ot_state *st, ot_point **out, ot_site **copies)
         uint64_t lt = 0;
         for (size_t k = i; k < st->nctrs; k++)
             if (st->ctrs[k].id == st->ctrs[i].id) {
-                sum += st->ctrs[k].value;
+                if (st->ctrs[k].value > sum) sum = st->ctrs[k].value;
                 if (st->ctrs[k].time >= lt) lt = st->ctrs[k].time, last = st->ctrs[k].value;
             }
         pt(v, &n, name, unit ? unit : "", "A Jäger counter", kind == 1 ? 1 : 0, kind == 1 ? last : sum, 0);

@@ -118,16 +118,16 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl
     return atomic_load(&st->abort_io) ? 1 : 0;
 }
 
-int ot_http_init(ot_state *st)
+int ot_http_init(ot_state *st, int sig)
 {
-    st->curl = curl_easy_init();
-    return st->curl ? 0 : -1;
+    st->curl[sig] = curl_easy_init();
+    return st->curl[sig] ? 0 : -1;
 }
 
-void ot_http_free(ot_state *st)
+void ot_http_free(ot_state *st, int sig)
 {
-    if (st->curl) curl_easy_cleanup(st->curl);
-    st->curl = NULL;
+    if (st->curl[sig]) curl_easy_cleanup(st->curl[sig]);
+    st->curl[sig] = NULL;
 }
 
 static int gzip(const uint8_t *in, size_t n, ot_buf *out)
@@ -236,20 +236,20 @@ static void wait_until(ot_state *st, uint64_t until)
     pthread_mutex_unlock(&st->lock);
 }
 
-static uint64_t rnd(ot_state *st)
+static uint64_t rnd(ot_state *st, int sig)
 {
-    uint64_t x = st->rng ? st->rng : 0x2545f4914f6cdd1dull;
+    uint64_t x = st->rng[sig] ? st->rng[sig] : 0x2545f4914f6cdd1dull;
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    return st->rng = x;
+    return st->rng[sig] = x;
 }
 
 int ot_http_send(ot_state *st, int sig, const uint8_t *body, size_t len, uint64_t deadline_ns,
                  uint64_t *rejected, char *cause, size_t causecap)
 {
     const ot_endpoint *ep = &st->cfg.ep[sig];
-    CURL *c = st->curl;
+    CURL *c = st->curl[sig];
     ot_buf z = {0};
     *rejected = 0;
     snprintf(cause, causecap, "other");
@@ -332,7 +332,7 @@ int ot_http_send(ot_state *st, int sig, const uint8_t *body, size_t len, uint64_
             wait_ms = (uint64_t)ra;
         } else {
             uint64_t base = st->cfg.backoff_ms << (attempt < 5 ? attempt : 5);
-            wait_ms = base / 2 + rnd(st) % (base / 2 + 1);
+            wait_ms = base / 2 + rnd(st, sig) % (base / 2 + 1);
         }
         now = ot_now();
         if (now + wait_ms * 1000000u >= end) break; /* the wait would pass the deadline: give up now */

@@ -113,8 +113,15 @@ typedef struct ot_counts {
 } ot_counts;
 
 typedef struct ot_pending ot_pending;
+typedef struct ot_state ot_state;
 
-typedef struct ot_state {
+/** An exporter thread's argument. */
+typedef struct ot_worker {
+    ot_state *st;
+    int sig;
+} ot_worker;
+
+struct ot_state {
     const jager_host_api *host;
     jager_plugin_handle *self;
     ot_config cfg;
@@ -126,7 +133,7 @@ typedef struct ot_state {
     int stopping, flush_req, closed, thread_started;
     uint64_t hard_deadline_ns; /**< final flush ends here (0: none) */
     _Atomic int abort_io;      /**< cut the request in flight */
-    pthread_t thread;
+    pthread_t thread[OT_NSIG]; /**< one exporter thread per signal: a hung endpoint holds up only its own */
 
     uint64_t anchor_ns, anchor_unix; /**< time base → Unix ns */
     uint8_t trace_id[16], root_id[8], root_parent[8];
@@ -149,9 +156,11 @@ typedef struct ot_state {
     ot_counts cnt[OT_NSIG];
     _Atomic uint64_t metric_exports;
     uint16_t self_type;
-    void *curl;
-    uint64_t rng;
-} ot_state;
+    void *curl[OT_NSIG];
+    uint64_t rng[OT_NSIG];
+    ot_worker work[OT_NSIG];
+    int busy;                 /**< batches being sent (under lock) */
+};
 
 /* otel_config.c */
 void ot_config_load(ot_state *st);
@@ -172,8 +181,8 @@ int ot_export_start(ot_state *st);
 void ot_export_stop(ot_state *st);
 
 /* otel_http.c */
-int ot_http_init(ot_state *st);
-void ot_http_free(ot_state *st);
+int ot_http_init(ot_state *st, int sig);
+void ot_http_free(ot_state *st, int sig);
 /** POST one request, retrying per the OTLP spec until \p deadline_ns. Returns 0 and sets
  *  *rejected on success; else the cause in \p cause ("timeout", "connection", "503", …). */
 int ot_http_send(ot_state *st, int sig, const uint8_t *body, size_t len, uint64_t deadline_ns,

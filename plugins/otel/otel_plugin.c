@@ -136,8 +136,8 @@ static jager_status otel_init(const jager_host_api *host, jager_plugin_handle *s
     do fill_random(st->root_id, 8);
     while (!nonzero(st->root_id, 8));
     fill_random(&st->salt, 8);
-    fill_random(&st->rng, 8);
-    st->rng |= 1;
+    fill_random(st->rng, sizeof st->rng);
+    for (int i = 0; i < OT_NSIG; i++) st->rng[i] |= 1;
     parent_from_env(st);
     for (size_t i = 0; i < st->cfg.nres; i++)
         if (!strcmp(st->cfg.res[i].key, "service.name") && st->cfg.res[i].s)
