@@ -11,6 +11,11 @@
 
 #include "otel_internal.h"
 
+/* Messages already given during this load: a generic variable read for each of the three
+ * signals is reported once. */
+static uint64_t warned[64];
+static unsigned nwarned;
+
 static void warn(ot_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(ot_state *st, const char *fmt, ...)
 {
@@ -19,6 +24,11 @@ static void warn(ot_state *st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = msg; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    for (unsigned i = 0; i < nwarned; i++)
+        if (warned[i] == h) return;
+    if (nwarned < sizeof warned / sizeof warned[0]) warned[nwarned++] = h;
     st->host->log(st->self, JAGER_DIAG_WARN, msg);
 }
 
@@ -224,6 +234,7 @@ void ot_config_load(ot_state *st)
 {
     ot_config *c = &st->cfg;
     memset(c, 0, sizeof *c);
+    nwarned = 0;
     const char *d = env("OTEL_SDK_DISABLED");
     if (d && !strcasecmp(d, "true")) c->disabled = 1;
     else if (d && strcasecmp(d, "false")) warn(st, "OTEL_SDK_DISABLED=\"%s\": use true or false; the plugin stays enabled", d);

@@ -431,3 +431,36 @@ test('unreachable', async () => {
   }
   assert.ok(run1.wallMs < 15000);
 });
+
+test('config', async () => {
+  // Malformed values: one message each, defaults kept, export still works.
+  const r = await receiver();
+  const run1 = await run('config', {
+    ...endpoint(r.port), OTEL_BSP_MAX_QUEUE_SIZE: 'lots', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', TRACEPARENT: '00-xyz-01',
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20t0ken,broken', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=ci,team=hpc',
+  });
+  await r.close();
+  const rec = recording(run1.out);
+  const diags = rec.ev.filter((e) => e.type === 'diag' && e.source === 'otel').map((e) => e.text);
+  const has = (re) => assert.equal(diags.filter((t) => re.test(t)).length, 1, `one message matching ${re}: ${JSON.stringify(diags)}`);
+  has(/^OTEL_BSP_MAX_QUEUE_SIZE="lots" is not an integer in \[1, 16777216\]; using the default 2048$/);
+  has(/^OTEL_EXPORTER_OTLP_PROTOCOL=grpc: OTLP\/gRPC is not supported by this plugin; using http\/protobuf$/);
+  has(/^TRACEPARENT="00-xyz-01" is not a W3C traceparent; starting a new trace$/);
+  has(/^OTEL_EXPORTER_OTLP_HEADERS: "broken" is not key=value; ignored$/);
+  assert.equal(rec.counts['otel.sdk.processor.span.queue.capacity|'], 2048);
+  assert.ok(r.got.headers.every((h) => h.authorization === 'Bearer t0ken'), 'headers percent-decoded and sent');
+  const res = r.got.traces[0].resourceSpans[0].resource.attributes;
+  assert.equal(attr(res, 'deployment.environment'), 'ci');
+  assert.equal(attr(res, 'team'), 'hpc');
+  checkContent(rec, r.got);
+});
+
+test('disabled', async () => {
+  const r = await receiver();
+  const run1 = await run('disabled', { ...endpoint(r.port), OTEL_SDK_DISABLED: 'true' });
+  await r.close();
+  const rec = recording(run1.out);
+  assert.equal(r.got.headers.length, 0, 'nothing sent');
+  assert.equal(rec.ev.filter((e) => e.type === 'otel.export').length, 0);
+  assert.ok(rec.spans.length > 0, 'the recording is unaffected');
+});
