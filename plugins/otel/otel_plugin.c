@@ -89,7 +89,14 @@ static void meta_hex(ot_state *st, const char *key, const uint8_t *p, size_t n)
 static void state_free(ot_state *st)
 {
     if (!st) return;
-    for (int s = 0; s < 2; s++) free(st->q[s]);
+    for (int s = 0; s < 2; s++) {
+        for (uint32_t i = 0; st->q[s] && i < st->qn[s]; i++) {
+            void *it = st->q[s][(st->qhead[s] + i) % st->cfg.queue_cap[s]];
+            if (s == OT_SPANS) ot_span_free(it);
+            else ot_log_free(it);
+        }
+        free(st->q[s]);
+    }
     for (size_t i = 0; i < st->nsites; i++) free(st->sites[i]);
     free(st->sites);
     free(st->rate_window);
@@ -180,7 +187,19 @@ static jager_status otel_init(const jager_host_api *host, jager_plugin_handle *s
     return JAGER_OK;
 }
 
-static int curl_ready;
+static int curl_ready, atfork_ready;
+static ot_state *live; /* the state of this process's run, for the fork handler */
+
+/* A forked child has none of the exporter threads: it exports nothing and never joins them. */
+static void in_child(void)
+{
+    ot_state *st = live;
+    if (!st) return;
+    pthread_mutex_init(&st->lock, NULL);
+    st->thread_started = 0;
+    st->closed = 1;
+    for (int s = 0; s < OT_NSIG; s++) st->curl[s] = NULL;
+}
 
 static jager_status otel_start(void *state)
 {
@@ -192,8 +211,11 @@ static jager_status otel_start(void *state)
         }
         curl_ready = 1;
     }
+    if (!atfork_ready && !pthread_atfork(NULL, NULL, in_child)) atfork_ready = 1;
     st->start_ns = st->host->now_ns();
+    live = st;
     if (ot_export_start(st)) {
+        live = NULL;
         st->host->log(st->self, JAGER_DIAG_ERROR, "cannot start the exporter thread; not exporting");
         return JAGER_E_IO;
     }
@@ -297,6 +319,7 @@ static void otel_shutdown(void *state)
 {
     ot_state *st = state;
     if (st->thread_started) ot_export_stop(st);
+    if (live == st) live = NULL;
     state_free(st);
 }
 

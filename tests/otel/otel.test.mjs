@@ -76,16 +76,18 @@ function decode(urlPath, headers, raw) {
 // handler(kind, n) → {status, headers, body} | 'hang' | 'close'; kind is traces/logs/metrics,
 // n counts that kind's requests from 0.
 async function receiver(handler = () => ({ status: 200 })) {
-  const got = { traces: [], logs: [], metrics: [], times: { traces: [], logs: [], metrics: [] }, headers: [], sent: { traces: [], logs: [], metrics: [] } };
+  const got = { traces: [], logs: [], metrics: [], times: { traces: [], logs: [], metrics: [] }, headers: [], sent: { traces: [], logs: [], metrics: [] }, answered: {} };
   const counts = { traces: 0, logs: 0, metrics: 0 };
   const hung = [];
   const server = http.createServer((req, res) => {
     const chunks = [];
+    const arrived = Date.now(); // the request's headers are in
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const kind = req.url.slice(4);
       const n = counts[kind]++;
-      got.times[kind].push(Date.now());
+      got.times[kind].push(arrived);
+      res.on('finish', () => { (got.answered[kind] ||= [])[n] = Date.now(); });
       got.headers.push(req.headers);
       const act = handler(kind, n);
       let msg = null;
@@ -333,7 +335,8 @@ test('retry_after', async () => {
   const rec = recording(run1.out);
   const t = r.got.times.traces;
   assert.deepEqual(spanIds(r.got.sent.traces[1]), spanIds(r.got.sent.traces[0]), 'the second request is the retry of the first');
-  const delay = t[1] - t[0];
+  const delay = t[1] - r.got.answered.traces[0]; // from the 503 answer to the retry's arrival
+  console.log(`# Retry-After: 2 -> retry ${delay} ms after the 503 answer`);
   assert.ok(delay >= 1600 && delay <= 2400, `the retry waited Retry-After: 2 s within ±20 % (waited ${delay} ms)`);
   const s = accounted(rec, 'span', rec.spans.length + 1);
   assert.equal(s.exported, s.seen, 'everything exported after the retry');
