@@ -3,7 +3,6 @@
  * backoff; Retry-After in seconds or as an HTTP date; never 400 or another 4xx), every
  * wait bounded by the batch's deadline; partial_success read from the response. */
 #include <ctype.h>
-#include <curl/curl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "otel_curl.h"
 #include "otel_internal.h"
 
 uint64_t ot_now(void)
@@ -77,7 +77,7 @@ int64_t ot_retry_after_ms(const char *v, int64_t now_unix_s)
         while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
         return *p ? -1 : s * 1000;
     }
-    time_t t = curl_getdate(v, NULL);
+    time_t t = ot_curl.getdate(v, NULL);
     if (t == (time_t)-1) return -1;
     return (int64_t)t <= now_unix_s ? 0 : ((int64_t)t - now_unix_s) * 1000;
 }
@@ -120,13 +120,13 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl
 
 int ot_http_init(ot_state *st, int sig)
 {
-    st->curl[sig] = curl_easy_init();
+    st->curl[sig] = ot_curl.easy_init();
     return st->curl[sig] ? 0 : -1;
 }
 
 void ot_http_free(ot_state *st, int sig)
 {
-    if (st->curl[sig]) curl_easy_cleanup(st->curl[sig]);
+    if (st->curl[sig]) ot_curl.easy_cleanup(st->curl[sig]);
     st->curl[sig] = NULL;
 }
 
@@ -263,10 +263,10 @@ int ot_http_send(ot_state *st, int sig, const uint8_t *body, size_t len, uint64_
         len = z.n;
     }
     struct curl_slist *h = NULL;
-    h = curl_slist_append(h, ep->protocol == OT_PROTO_JSON ? "Content-Type: application/json" : "Content-Type: application/x-protobuf");
-    if (ep->gzip) h = curl_slist_append(h, "Content-Encoding: gzip");
-    h = curl_slist_append(h, "Expect:");
-    for (size_t i = 0; i < ep->nheaders; i++) h = curl_slist_append(h, ep->headers[i]);
+    h = ot_curl.slist_append(h, ep->protocol == OT_PROTO_JSON ? "Content-Type: application/json" : "Content-Type: application/x-protobuf");
+    if (ep->gzip) h = ot_curl.slist_append(h, "Content-Encoding: gzip");
+    h = ot_curl.slist_append(h, "Expect:");
+    for (size_t i = 0; i < ep->nheaders; i++) h = ot_curl.slist_append(h, ep->headers[i]);
 
     int result = -1;
     for (uint32_t attempt = 0;; attempt++) {
@@ -278,29 +278,29 @@ int ot_http_send(ot_state *st, int sig, const uint8_t *body, size_t len, uint64_
             break;
         }
         reply r = {.cap = st->cfg.response_cap, .st = st};
-        curl_easy_reset(c);
-        curl_easy_setopt(c, CURLOPT_URL, ep->url);
-        curl_easy_setopt(c, CURLOPT_POST, 1L);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(c, CURLOPT_USERAGENT, "jager-otel/1.0");
+        ot_curl.easy_reset(c);
+        ot_curl.easy_setopt(c, CURLOPT_URL, ep->url);
+        ot_curl.easy_setopt(c, CURLOPT_POST, 1L);
+        ot_curl.easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)body);
+        ot_curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        ot_curl.easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        ot_curl.easy_setopt(c, CURLOPT_USERAGENT, "jager-otel/1.0");
         long ms = (long)((end - now) / 1000000u);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, st);
+        ot_curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, ms > 0 ? ms : 1L);
+        ot_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        ot_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        ot_curl.easy_setopt(c, CURLOPT_WRITEDATA, &r);
+        ot_curl.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        ot_curl.easy_setopt(c, CURLOPT_HEADERDATA, &r);
+        ot_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        ot_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        ot_curl.easy_setopt(c, CURLOPT_XFERINFODATA, st);
         atomic_fetch_add(&st->cnt[sig].requests, 1);
-        CURLcode rc = curl_easy_perform(c);
+        CURLcode rc = ot_curl.easy_perform(c);
         long status = 0;
         int retry = 0;
         if (rc == CURLE_OK) {
-            curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+            ot_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
             if (status >= 200 && status < 300) {
                 if (r.body.n) {
                     *rejected = ep->protocol == OT_PROTO_JSON ? rejected_json((const char *)r.body.p, sig)
@@ -339,7 +339,7 @@ int ot_http_send(ot_state *st, int sig, const uint8_t *body, size_t len, uint64_
         atomic_fetch_add(&st->cnt[sig].retries, 1);
         wait_until(st, now + wait_ms * 1000000u);
     }
-    curl_slist_free_all(h);
+    ot_curl.slist_free_all(h);
     free(z.p);
     return result;
 }

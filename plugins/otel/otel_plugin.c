@@ -6,7 +6,6 @@
  * stop   queues the process span, runs the bounded final flush, counts what is left as
  *        lost at shutdown, and writes every count into the recording (otel.export events);
  * shutdown frees everything. */
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "otel_curl.h"
 #include "otel_internal.h"
 
 static const jager_option_desc otel_options[] = {
@@ -187,7 +187,7 @@ static jager_status otel_init(const jager_host_api *host, jager_plugin_handle *s
     return JAGER_OK;
 }
 
-static int curl_ready, atfork_ready;
+static int atfork_ready;
 static ot_state *live; /* the state of this process's run, for the fork handler */
 
 /* A forked child has none of the exporter threads: it exports nothing and never joins them. */
@@ -204,12 +204,12 @@ static void in_child(void)
 static jager_status otel_start(void *state)
 {
     ot_state *st = state;
-    if (!curl_ready) {
-        if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
-            st->host->log(st->self, JAGER_DIAG_ERROR, "libcurl did not initialise; not exporting");
-            return JAGER_E_IO;
-        }
-        curl_ready = 1;
+    char why[600];
+    if (ot_curl_load(why, sizeof why)) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s; not exporting", why);
+        st->host->log(st->self, JAGER_DIAG_ERROR, msg);
+        return JAGER_E_IO;
     }
     if (!atfork_ready && !pthread_atfork(NULL, NULL, in_child)) atfork_ready = 1;
     st->start_ns = st->host->now_ns();

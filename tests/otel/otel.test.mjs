@@ -467,3 +467,37 @@ test('disabled', async () => {
   assert.equal(rec.ev.filter((e) => e.type === 'otel.export').length, 0);
   assert.ok(rec.spans.length > 0, 'the recording is unaffected');
 });
+
+test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, async () => {
+  const r = await receiver();
+  const out = path.join(DIR, 'julia.jgr');
+  fs.rmSync(out, { force: true });
+  await new Promise((resolve, reject) => {
+    const p = spawn('sh', [process.env.OTEL_JULIA_RUNNER, path.join(here, 'otel_workload.jl')], {
+      env: { ...process.env, JAGER_PLUGINS: 'otel', JAGER_OUTPUT: out, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
+        JAGER_OTEL_SITE_RATE: '0', ...endpoint(r.port) },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const kill = setTimeout(() => p.kill('SIGKILL'), 280000);
+    p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`julia exited ${code}`)); });
+  });
+  await r.close();
+  const rec = recording(out);
+  assert.ifError(r.got.error);
+  const salt = rec.meta['otel.span_id_salt'], rootId = rec.meta['otel.root_span_id'];
+  const spans = spansOf(r.got);
+  assert.equal(spans.length, rec.spans.length + 1, 'every Julia span and the process span arrived');
+  assert.ok(rec.spans.filter((j) => j.site === 'step').length >= 300);
+  const byId = new Map(spans.map((s) => [hex(s.spanId), s]));
+  for (const j of rec.spans) {
+    const s = byId.get(spanId(salt, j.thread, j.span_id));
+    assert.ok(s, `span ${j.site} arrived`);
+    assert.equal(s.name, j.site);
+    assert.equal(hex(s.parentSpanId), j.parent_id ? spanId(salt, j.thread, j.parent_id) : rootId);
+  }
+  assert.equal(logsOf(r.got).length, rec.logs.length);
+  assert.ok(rec.logs.length >= 5);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, s.seen);
+  assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length);
+});
