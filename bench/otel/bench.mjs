@@ -9,6 +9,9 @@
 //   ok           the plugin exporting to a local receiver that answers 200 at once
 //   hang         the receiver never answers traces (the program must not notice)
 //   unreachable  nothing listens on the port
+// cpu_ms is the program's whole CPU time (its threads, Jäger's collector and the plugin's
+// exporters); extra_cpu_ns_per_span is what the plugin added, per span it saw — the cost
+// figure that holds on a loaded machine, where loop times mostly measure the neighbours.
 // The receiver counts requests and bytes only (no decoding), so the exporter is measured,
 // not the receiver. Exported spans come from the recording's own counts (jager dump).
 import http from 'node:http';
@@ -64,7 +67,8 @@ function once(env) {
         const e = JSON.parse(l);
         counts[`${e.fields.metric}|${e.fields.error_type}`] = e.fields.value;
       }
-      resolve({ loopNs: Number(so.trim()), counts });
+      const [loopNs, cpuNs] = so.trim().split('\n').map(Number);
+      resolve({ loopNs, cpuNs, counts });
     });
   });
 }
@@ -77,25 +81,27 @@ const plugin = (port) => ({
 });
 
 const rows = [];
-let base;
+let base, baseCpu;
 for (const mode of ['off', 'ok', 'hang', 'unreachable']) {
-  const loops = [], rates = [], exported = [], seen = [];
+  const loops = [], rates = [], exported = [], seen = [], cpus = [];
   for (let i = 0; i < runs; i++) {
     let r = null, port = 9;
     if (mode === 'ok' || mode === 'hang') { r = await receiver(mode); port = r.port; }
     if (mode === 'unreachable') { const p = await receiver('ok'); port = p.port; await p.close(); }
     const res = await once(mode === 'off' ? {} : plugin(port));
     loops.push(res.loopNs);
+    cpus.push(res.cpuNs);
     const ex = res.counts['otel.sdk.exporter.span.exported|'] || 0;
     exported.push(ex);
     seen.push(res.counts['jager.otel.span.seen|'] || 0);
     if (r && mode === 'ok' && r.st.last > r.st.first) rates.push(ex / ((r.st.last - r.st.first) / 1000));
     if (r) await r.close();
   }
-  const loop = median(loops);
-  if (mode === 'off') base = loop;
+  const loop = median(loops), cpu = median(cpus);
+  if (mode === 'off') base = loop, baseCpu = cpu;
   rows.push({ mode, loop_ms: (loop / 1e6).toFixed(1), vs_off: (loop / base).toFixed(3), spans_seen: median(seen), spans_exported: median(exported),
-    exported_per_s: rates.length ? Math.round(median(rates)) : '' });
+    exported_per_s: rates.length ? Math.round(median(rates)) : '', cpu_ms: (cpu / 1e6).toFixed(0),
+    extra_cpu_ns_per_span: mode === 'off' ? '' : Math.round((cpu - baseCpu) / Math.max(1, median(seen))) });
 }
 console.log(`otel_workload ${iters} iterations x 2 threads x 3 spans, ${work} turns of work per kernel, median of ${runs}`);
 console.table(rows);

@@ -18,37 +18,53 @@ typedef Opentelemetry__Proto__Metrics__V1__Metric Metric;
 typedef Opentelemetry__Proto__Metrics__V1__NumberDataPoint NumberDataPoint;
 typedef Opentelemetry__Proto__Metrics__V1__HistogramDataPoint HistogramDataPoint;
 
+/* A bump allocator: chunks of 256 KiB (larger requests get their own), zeroed, freed at once. */
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+} chunk;
+
 typedef struct arena {
-    void **v;
-    size_t n, cap;
+    chunk *head;
     int oom;
 } arena;
 
 static void *al(arena *a, size_t size)
 {
     if (a->oom) return NULL;
-    if (a->n == a->cap) {
-        size_t c = a->cap ? a->cap * 2 : 256;
-        void **v = realloc(a->v, c * sizeof *v);
-        if (!v) {
+    size = (size + 15u) & ~(size_t)15u;
+    if (!size) size = 16;
+    chunk *c = a->head;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > (256u << 10) ? size : (256u << 10);
+        chunk *n = calloc(1, sizeof *n + cap);
+        if (!n) {
             a->oom = 1;
             return NULL;
         }
-        a->v = v;
-        a->cap = c;
+        n->cap = cap;
+        if (c && size > (256u << 10)) { /* keep bumping the current chunk afterwards */
+            n->next = c->next;
+            c->next = n;
+            n->used = size;
+            return n->data;
+        }
+        n->next = c;
+        a->head = c = n;
     }
-    void *p = calloc(1, size ? size : 1);
-    if (!p) {
-        a->oom = 1;
-        return NULL;
-    }
-    return a->v[a->n++] = p;
+    void *p = c->data + c->used;
+    c->used += size;
+    return p;
 }
 
 static void arena_free(arena *a)
 {
-    for (size_t i = 0; i < a->n; i++) free(a->v[i]);
-    free(a->v);
+    for (chunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    a->head = NULL;
 }
 
 static char *dup(arena *a, const char *s, size_t n)

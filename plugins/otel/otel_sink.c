@@ -212,7 +212,7 @@ static int over_rate(ot_state *st, uint32_t site, uint64_t end_ns)
     return 0;
 }
 
-static void on_span(ot_state *st, uint32_t thread, const jager_rec_span *r)
+static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_rec_span *r)
 {
     uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
     uint64_t key = ((uint64_t)thread << 32) | r->span_id;
@@ -246,8 +246,7 @@ static void on_span(ot_state *st, uint32_t thread, const jager_rec_span *r)
         s->line = line;
     }
     if (!s->name) s->name = "span";
-    const char *tname = NULL;
-    st->host->thread_info(thread, &s->os_tid, &tname);
+    s->os_tid = os_tid;
     if (p) {
         s->attrs = p->attrs;
         s->attrs_len = p->attrs_len;
@@ -357,6 +356,9 @@ out:
 jager_status ot_sink_write(void *ctx, const jager_batch *b)
 {
     ot_state *st = ctx;
+    uint64_t os_tid = 0;
+    const char *tname = NULL;
+    st->host->thread_info(b->thread, &os_tid, &tname); /* once per batch: one thread's records */
     for (size_t off = 0; off + sizeof(jager_record) <= b->bytes;) {
         const jager_record *r = (const jager_record *)(b->data + off);
         size_t n = (size_t)r->words * 8u;
@@ -364,7 +366,7 @@ jager_status ot_sink_write(void *ctx, const jager_batch *b)
         off += n;
         switch (r->type) {
         case JAGER_EV_SPAN:
-            if (n >= sizeof(jager_rec_span)) on_span(st, b->thread, (const jager_rec_span *)r);
+            if (n >= sizeof(jager_rec_span)) on_span(st, b->thread, os_tid, (const jager_rec_span *)r);
             break;
         case JAGER_EV_SPAN_ATTR:
             if (n >= sizeof(jager_rec_span_attr)) on_attr(st, b->thread, (const jager_rec_span_attr *)r, n);

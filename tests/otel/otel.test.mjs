@@ -136,7 +136,7 @@ function run(name, env, args = ['200', '2', '20'], limitMs = 60000) {
     p.on('exit', (code) => {
       clearTimeout(kill);
       if (code !== 0) return reject(new Error(`workload exited ${code}: ${stderr}`));
-      resolve({ out, wallMs: Date.now() - t0, loopNs: Number(stdout.trim()), stderr });
+      resolve({ out, wallMs: Date.now() - t0, loopNs: Number(stdout.trim().split('\n')[0]), stderr });
     });
   });
 }

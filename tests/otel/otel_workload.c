@@ -7,8 +7,10 @@
  * Each iteration of each thread is one "solve" span holding two "kernel" spans; every 50th
  * kernel gets attributes, every 97th solve is marked failed. LOGS log records are written
  * inside a "setup" span on the main thread. WORK (default 0) is busy work per kernel in
- * loop turns, for the benchmark. Prints the loop time in ns on stdout. */
+ * loop turns, for the benchmark. Prints the loop time in ns on stdout, then (after
+ * jager_shutdown, so the exporter's threads are included) the process's CPU time in ns. */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -72,5 +74,9 @@ int main(int argc, char **argv)
     printf("%lld\n", (long long)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)));
     fflush(stdout);
     jager_shutdown();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("%lld\n", (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+                          (long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL);
     return 0;
 }
