@@ -6,6 +6,7 @@
  * stop   queues the process span, runs the bounded final flush, counts what is left as
  *        lost at shutdown, and writes every count into the recording (otel.export events);
  * shutdown frees everything. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,33 @@ static void parent_from_env(ot_state *st)
     st->has_root_parent = 1;
     const char *ts = getenv("TRACESTATE");
     if (ts && *ts && strlen(ts) <= 512) st->tracestate = strdup(ts);
+}
+
+/* Make the process span the current W3C context of the thread calling jager_init(), so the
+ * core's jager_context_inject() there hands peers a traceparent that makes them children of
+ * this run. The core's functions are found in the library that serves the host table (a
+ * plugin links no libjager); without them (a static core that exports nothing) nothing
+ * changes. */
+static void set_init_context(ot_state *st)
+{
+    Dl_info di;
+    void *fn;
+    memcpy(&fn, &st->host->now_ns, sizeof fn);
+    if (!dladdr(fn, &di) || !di.dli_fname) return;
+    void *h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return;
+    void *sym = dlsym(h, "jager_context_set");
+    if (sym) {
+        void (*set)(const jager_trace_context *);
+        memcpy(&set, &sym, sizeof set);
+        jager_trace_context c;
+        memset(&c, 0, sizeof c);
+        memcpy(c.trace_id, st->trace_id, 16);
+        memcpy(c.span_id, st->root_id, 8);
+        c.flags = 1;
+        set(&c);
+    }
+    dlclose(h);
 }
 
 static void meta_hex(ot_state *st, const char *key, const uint8_t *p, size_t n)
@@ -164,6 +192,7 @@ static jager_status otel_init(const jager_host_api *host, jager_plugin_handle *s
     for (int i = 0; i < 8; i++) salt[i] = (uint8_t)(st->salt >> (56 - 8 * i));
     meta_hex(st, "otel.span_id_salt", salt, 8);
     if (st->has_root_parent) meta_hex(st, "otel.parent_span_id", st->root_parent, 8);
+    set_init_context(st);
 
     static const jager_field_desc f[] = {
         {"signal", JAGER_FIELD_STRING, 0},

@@ -315,8 +315,10 @@ static void on_log(ot_state *st, uint32_t thread, const jager_rec_log *r, size_t
     l->time = ot_unix(st, r->time_ns);
     l->severity = r->h.aux & 0xffu;
     static const uint8_t zero[16];
-    if (memcmp(r->trace_id, zero, 16)) {
-        /* The thread's own trace context (set by the program, e.g. extracted from a peer). */
+    if (memcmp(r->trace_id, zero, 16) && memcmp(r->trace_id, st->trace_id, 16)) {
+        /* The thread's own trace context, another trace than the run's (set by the program,
+         * e.g. extracted from a peer). The run's own context (the process span, made current
+         * on the jager_init thread) falls through: the innermost span is more precise. */
         memcpy(l->trace_id, r->trace_id, 16);
         l->has_trace = 1;
         if (memcmp(r->ctx_span_id, zero, 8)) memcpy(l->span_id, r->ctx_span_id, 8), l->has_span = 1;

@@ -501,3 +501,38 @@ test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, asy
   assert.equal(s.exported, s.seen);
   assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length);
 });
+
+test('propagate', async () => {
+  // Two processes, one trace: the parent injects its context (the plugin made the process
+  // span current), the child reads it from a socket into TRACEPARENT before recording.
+  const r = await receiver();
+  for (const f of fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-'))) fs.rmSync(path.join(DIR, f));
+  await new Promise((resolve, reject) => {
+    const p = spawn(process.env.OTEL_PROPAGATE, [], {
+      env: { PATH: process.env.PATH, JAGER_PLUGINS: 'otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
+        JAGER_OUTPUT: path.join(DIR, 'propagate-%p.jgr'), ...endpoint(r.port) },
+      stdio: 'inherit',
+    });
+    const kill = setTimeout(() => p.kill('SIGKILL'), 60000);
+    p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`otel_propagate exited ${code}`)); });
+  });
+  await r.close();
+  const recs = fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-')).map((f) => recording(path.join(DIR, f)));
+  assert.equal(recs.length, 2, 'one recording per process');
+  const parent = recs.find((x) => x.spans.some((s) => s.site === 'request'));
+  const child = recs.find((x) => x.spans.some((s) => s.site === 'handle'));
+  assert.ok(parent && child && parent !== child);
+  assert.equal(child.meta['otel.trace_id'], parent.meta['otel.trace_id'], 'the child continues the parent trace');
+  assert.equal(child.meta['otel.parent_span_id'], parent.meta['otel.root_span_id'], "the child's process span is a child of the parent's");
+  const spans = spansOf(r.got);
+  assert.equal(spans.length, 4, 'request, handle and both process spans');
+  for (const s of spans) assert.equal(hex(s.traceId), parent.meta['otel.trace_id']);
+  const byId = new Map(spans.map((s) => [hex(s.spanId), s]));
+  assert.equal(hex(byId.get(child.meta['otel.root_span_id']).parentSpanId), parent.meta['otel.root_span_id']);
+  const handle = spans.find((s) => s.name === 'handle');
+  assert.equal(hex(handle.parentSpanId), child.meta['otel.root_span_id']);
+  const logs = logsOf(r.got);
+  assert.equal(logs.length, 1);
+  assert.equal(hex(logs[0].traceId), parent.meta['otel.trace_id']);
+  assert.equal(hex(logs[0].spanId), hex(handle.spanId));
+});
