@@ -502,25 +502,25 @@ test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, asy
   assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length);
 });
 
-test('propagate', async () => {
+async function propagate(childCmd, childSite, extraEnv = {}) {
   // Two processes, one trace: the parent injects its context (the plugin made the process
   // span current), the child reads it from a socket into TRACEPARENT before recording.
   const r = await receiver();
   for (const f of fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-'))) fs.rmSync(path.join(DIR, f));
   await new Promise((resolve, reject) => {
-    const p = spawn(process.env.OTEL_PROPAGATE, [], {
-      env: { PATH: process.env.PATH, JAGER_PLUGINS: 'otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
+    const p = spawn(process.env.OTEL_PROPAGATE, childCmd, {
+      env: { ...extraEnv, PATH: process.env.PATH, JAGER_PLUGINS: 'otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
         JAGER_OUTPUT: path.join(DIR, 'propagate-%p.jgr'), ...endpoint(r.port) },
       stdio: 'inherit',
     });
-    const kill = setTimeout(() => p.kill('SIGKILL'), 60000);
+    const kill = setTimeout(() => p.kill('SIGKILL'), 280000);
     p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`otel_propagate exited ${code}`)); });
   });
   await r.close();
   const recs = fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-')).map((f) => recording(path.join(DIR, f)));
   assert.equal(recs.length, 2, 'one recording per process');
   const parent = recs.find((x) => x.spans.some((s) => s.site === 'request'));
-  const child = recs.find((x) => x.spans.some((s) => s.site === 'handle'));
+  const child = recs.find((x) => x.spans.some((s) => s.site === childSite));
   assert.ok(parent && child && parent !== child);
   assert.equal(child.meta['otel.trace_id'], parent.meta['otel.trace_id'], 'the child continues the parent trace');
   assert.equal(child.meta['otel.parent_span_id'], parent.meta['otel.root_span_id'], "the child's process span is a child of the parent's");
@@ -529,10 +529,18 @@ test('propagate', async () => {
   for (const s of spans) assert.equal(hex(s.traceId), parent.meta['otel.trace_id']);
   const byId = new Map(spans.map((s) => [hex(s.spanId), s]));
   assert.equal(hex(byId.get(child.meta['otel.root_span_id']).parentSpanId), parent.meta['otel.root_span_id']);
-  const handle = spans.find((s) => s.name === 'handle');
+  const handle = spans.find((s) => s.name === childSite);
   assert.equal(hex(handle.parentSpanId), child.meta['otel.root_span_id']);
   const logs = logsOf(r.got);
   assert.equal(logs.length, 1);
   assert.equal(hex(logs[0].traceId), parent.meta['otel.trace_id']);
-  assert.equal(hex(logs[0].spanId), hex(handle.spanId));
-});
+  const jl = child.logs[0];
+  const want = jl.span_id ? spanId(child.meta['otel.span_id_salt'], jl.thread, jl.span_id) : child.meta['otel.root_span_id'];
+  assert.equal(hex(logs[0].spanId), want, 'the log record sits in its span (or the process span)');
+}
+
+test('propagate', () => propagate([], 'handle'));
+
+test('propagate_julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, () =>
+  propagate(['sh', process.env.OTEL_JULIA_RUNNER, path.join(here, 'otel_propagate.jl')], 'handle',
+    { JAGER_LIB: process.env.JAGER_LIB, JAGER_TEST_DEPOT: process.env.JAGER_TEST_DEPOT, HOME: process.env.HOME || '/tmp' }));

@@ -5,6 +5,8 @@
  *   child:  forked before the parent started recording, reads the traceparent, puts it in
  *           TRACEPARENT, jager_init(), span "handle": its process span is the parent's
  *           child, and all its spans are in the parent's trace.
+ * With arguments, the child instead runs them as a command (a Julia program, say) with the
+ * socket as its standard input.
  * JAGER_OUTPUT should contain %p (one recording per process). Prints nothing. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@ static void set(void *carrier, const char *key, const char *value)
     if (!strcmp(key, "traceparent")) snprintf(carried, sizeof carried, "%s", value);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return 1;
@@ -31,10 +33,16 @@ int main(void)
     if (pid < 0) return 1;
     if (pid == 0) {
         close(sv[0]);
+        if (argc > 1) {
+            if (dup2(sv[1], 0) < 0) return 2;
+            execvp(argv[1], argv + 1);
+            return 2;
+        }
         char buf[128] = "";
         ssize_t n = read(sv[1], buf, sizeof buf - 1);
         if (n <= 0) return 2;
         buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
         setenv("TRACEPARENT", buf, 1);
         if (jager_init(NULL) != JAGER_OK) return 3;
         jager_site s = jager_site_register("handle", __FILE__, __LINE__);
@@ -49,7 +57,8 @@ int main(void)
     jager_site s = jager_site_register("request", __FILE__, __LINE__);
     jager_span sp = jager_span_begin(s);
     if (jager_context_inject(NULL, set) != JAGER_OK || !carried[0]) return 5;
-    if (write(sv[0], carried, strlen(carried)) != (ssize_t)strlen(carried)) return 6;
+    if (write(sv[0], carried, strlen(carried)) != (ssize_t)strlen(carried) || write(sv[0], "\n", 1) != 1) return 6;
+    shutdown(sv[0], SHUT_WR);
     int status = 0;
     waitpid(pid, &status, 0);
     jager_span_end(sp);
