@@ -260,7 +260,7 @@ size_t ot_points_build(ot_state *st, ot_point **out, ot_site **copies)
     size_t nhttp = 0;
     for (int s = 0; s < OT_NSIG; s++)
         for (int i = 100; i < 600; i++) nhttp += atomic_load(&st->cnt[s].http[i]) != 0;
-    size_t cap = st->nsites * 2 + st->nctrs + 64 + nhttp;
+    size_t cap = st->nsites * 2 + st->nctrs + st->nptypes * 2 + 64 + nhttp;
     ot_point *v = calloc(cap, sizeof *v);
     ot_site *cp = calloc(st->nsites ? st->nsites : 1, sizeof *cp);
     size_t n = 0;
@@ -307,6 +307,21 @@ size_t ot_points_build(ot_state *st, ot_point **out, ot_site **copies)
                 if (st->ctrs[k].time >= lt) lt = st->ctrs[k].time, last = st->ctrs[k].value;
             }
         pt(v, &n, name, unit ? unit : "", "A Jäger counter", kind == 1 ? 1 : 0, kind == 1 ? last : sum, 0);
+    }
+    /* Plugin events (gc.pause, …): how many, and the time in their first duration field. */
+    for (size_t i = 0; i < st->nptypes; i++) {
+        const ot_ptype *t = &st->ptypes[i];
+        if (!t->count) continue;
+        const jager_type_desc *d = st->host->type_info((uint16_t)(i + JAGER_EV_FIRST_PLUGIN));
+        if (!d || !d->name) continue;
+        ot_point *p = pt(v, &n, "jager.plugin.events", "{event}", "Events recorded by a plugin, by type", 0, (double)t->count, 1);
+        attr(p, "jager.event.type", d->name, 0);
+        if (t->dur_field >= 0) {
+            p = pt(v, &n, "jager.plugin.event.duration", "s", "Sum of the first duration field of a plugin's events",
+                   0, (double)t->dur_ns / 1e9, 0);
+            attr(p, "jager.event.type", d->name, 0);
+            attr(p, "jager.event.field", d->fields[t->dur_field].name, 0);
+        }
     }
     pthread_mutex_unlock(&st->agg_lock);
     /* Self-metrics, semantic-convention names. */

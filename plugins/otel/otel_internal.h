@@ -95,6 +95,13 @@ typedef struct ot_ctr {
     uint64_t time;
 } ot_ctr;
 
+/** Events of one plugin type (GC pauses, …): count and the sum of its first duration field. */
+typedef struct ot_ptype {
+    uint64_t count;
+    uint64_t dur_ns;
+    int dur_field;       /**< index of the first DURATION_NS field, -1 none, -2 not looked up */
+} ot_ptype;
+
 /** Where every item of one signal went. */
 typedef struct ot_counts {
     _Atomic uint64_t seen;             /**< offered to the plugin */
@@ -147,6 +154,8 @@ struct ot_state {
     size_t nsites;
     ot_ctr *ctrs;
     size_t nctrs, cctrs;
+    ot_ptype *ptypes;      /**< by type id - JAGER_EV_FIRST_PLUGIN */
+    size_t nptypes;
     uint64_t *rate_window; /**< per site: second of the current window */
     uint32_t *rate_count;
 

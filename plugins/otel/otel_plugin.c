@@ -130,6 +130,7 @@ static void state_free(ot_state *st)
     free(st->rate_window);
     free(st->rate_count);
     free(st->ctrs);
+    free(st->ptypes);
     free(st->tracestate);
     ot_pending_free(st);
     ot_config_free(&st->cfg);

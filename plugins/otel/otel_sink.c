@@ -355,6 +355,36 @@ out:
     pthread_mutex_unlock(&st->agg_lock);
 }
 
+static void on_plugin_event(ot_state *st, const jager_record *r, size_t rbytes)
+{
+    size_t i = (size_t)r->type - JAGER_EV_FIRST_PLUGIN;
+    if (r->type == st->self_type || i >= 4096) return;
+    pthread_mutex_lock(&st->agg_lock);
+    if (i >= st->nptypes) {
+        size_t n = i + 16;
+        ot_ptype *p = realloc(st->ptypes, n * sizeof *p);
+        if (!p) goto out;
+        for (size_t k = st->nptypes; k < n; k++) p[k] = (ot_ptype){0, 0, -2};
+        st->ptypes = p;
+        st->nptypes = n;
+    }
+    ot_ptype *t = &st->ptypes[i];
+    if (t->dur_field == -2) {
+        const jager_type_desc *d = st->host->type_info(r->type);
+        t->dur_field = -1;
+        for (uint32_t f = 0; d && f < d->nfields; f++)
+            if (d->fields[f].kind == JAGER_FIELD_DURATION_NS) {
+                t->dur_field = (int)f;
+                break;
+            }
+    }
+    t->count++;
+    if (t->dur_field >= 0 && sizeof(jager_rec_plugin) + ((size_t)t->dur_field + 1) * 8u <= rbytes)
+        t->dur_ns += ((const jager_rec_plugin *)r)->fields[t->dur_field];
+out:
+    pthread_mutex_unlock(&st->agg_lock);
+}
+
 jager_status ot_sink_write(void *ctx, const jager_batch *b)
 {
     ot_state *st = ctx;
@@ -383,6 +413,7 @@ jager_status ot_sink_write(void *ctx, const jager_batch *b)
             if (n >= sizeof(jager_rec_counter)) on_counter(st, b->thread, (const jager_rec_counter *)r);
             break;
         default:
+            if (r->type >= JAGER_EV_FIRST_PLUGIN) on_plugin_event(st, r, n);
             break;
         }
     }

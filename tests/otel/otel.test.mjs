@@ -474,7 +474,7 @@ test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, asy
   fs.rmSync(out, { force: true });
   await new Promise((resolve, reject) => {
     const p = spawn('sh', [process.env.OTEL_JULIA_RUNNER, path.join(here, 'otel_workload.jl')], {
-      env: { ...process.env, JAGER_PLUGINS: 'otel', JAGER_OUTPUT: out, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
+      env: { ...process.env, JAGER_PLUGINS: 'otel,gc', JAGER_OUTPUT: out, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
         JAGER_OTEL_SITE_RATE: '0', ...endpoint(r.port) },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
@@ -500,6 +500,17 @@ test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, asy
   const s = accounted(rec, 'span', rec.spans.length + 1);
   assert.equal(s.exported, s.seen);
   assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length);
+  // The gc plugin's pauses as plugin event counts and time.
+  const pauses = rec.ev.filter((e) => e.type === 'gc.pause');
+  assert.ok(pauses.length >= 3, 'GC.gc() pauses recorded');
+  const metrics = metricsOf(r.got);
+  const ev = metrics.find((m) => m.name === 'jager.plugin.events');
+  const gcp = points(ev).find((p) => attr(p.attributes, 'jager.event.type') === 'gc.pause');
+  assert.equal(Number(gcp.asInt), pauses.length, 'gc.pause count as in the .jgr');
+  const dur = points(metrics.find((m) => m.name === 'jager.plugin.event.duration')).find((p) => attr(p.attributes, 'jager.event.type') === 'gc.pause');
+  const field = attr(dur.attributes, 'jager.event.field');
+  const want = pauses.reduce((a, e) => a + e.fields[field], 0) / 1e9;
+  assert.ok(Math.abs(dur.asDouble - want) <= 1e-9 * Math.max(1, want), `gc.pause ${field} sum as in the .jgr`);
 });
 
 async function propagate(childCmd, childSite, extraEnv = {}) {
