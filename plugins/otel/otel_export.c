@@ -138,11 +138,13 @@ static void *run(void *arg)
     pthread_mutex_unlock(&st->lock);
     /* Final flush: everything queued, until the hard deadline; metrics once more at the end. */
     if (sig == OT_METRICS) {
-        /* wait for the other signals' flush so the self-metrics include it, within the deadline */
+        /* Wait for the other signals' flush so the self-metrics include it, for at most half
+         * the final flush: a hung traces endpoint must not cost the last metrics. */
+        uint64_t wait_end = st->hard_deadline_ns - st->cfg.shutdown_ms * 500000u;
         pthread_mutex_lock(&st->lock);
-        while (!atomic_load(&st->abort_io) && ot_now() < st->hard_deadline_ns && (st->qn[0] || st->qn[1] || st->busy)) {
+        while (!atomic_load(&st->abort_io) && ot_now() < wait_end && (st->qn[0] || st->qn[1] || st->busy)) {
             uint64_t t = ot_now() + 20000000u;
-            if (t > st->hard_deadline_ns) t = st->hard_deadline_ns;
+            if (t > wait_end) t = wait_end;
             struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
             pthread_cond_timedwait(&st->cond, &st->lock, &ts);
         }

@@ -406,6 +406,14 @@ test('hang', async () => {
   assert.ok(s.cause('timeout') > 0, 'the hung requests count as timeout');
   assert.ok(s.proc('queue_full') > 0, 'the full queue dropped and counted');
   assert.ok(run1.wallMs < 15000, `the program was not held up (${run1.wallMs} ms)`);
+  const md = accounted(rec, 'metric_data_point');
+  assert.ok(md.exported > 0 && md.exported === md.seen, 'the last metrics still went out');
+  // jager summary shows the same counts.
+  const sum = execFileSync(CLI, ['summary', run1.out]).toString();
+  const otel = sum.slice(sum.indexOf('OpenTelemetry export'));
+  assert.ok(sum.includes('OpenTelemetry export'), 'jager summary has the otel section');
+  const line = otel.split('\n').find((l) => l.startsWith('span '));
+  assert.match(line, new RegExp(`^span\\s+${s.seen}\\s+0\\s+.*queue_full ${s.proc('queue_full')}.*timeout ${s.cause('timeout')}`));
   assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length, 'logs unaffected');
 });
 
