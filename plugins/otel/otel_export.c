@@ -277,6 +277,18 @@ size_t ot_points_build(ot_state *st, ot_point **out, ot_site **copies)
     for (size_t s = 0; s < st->nsites; s++) {
         if (!st->sites[s] || !st->sites[s]->calls) continue;
         cp[s] = *st->sites[s];
+        jager_site_stat x;
+        memset(&x, 0, sizeof x);
+        x.struct_size = sizeof x;
+        if (st->site_stats && st->site_stats((jager_site)s, &x) == JAGER_OK && x.calls) {
+            /* Jäger's own exact aggregates and log histogram (every span, not only events). */
+            cp[s].calls = x.calls;
+            cp[s].sum_ns = x.total_ns;
+            cp[s].min_ns = x.min_ns;
+            cp[s].max_ns = x.max_ns;
+            cp[s].errors = x.errors;
+            memcpy(cp[s].hist, x.hist, sizeof cp[s].hist);
+        }
         const char *name = NULL, *file = NULL;
         uint32_t line = 0;
         st->host->site_info((jager_site)s, &name, &file, &line);

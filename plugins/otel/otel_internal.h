@@ -169,6 +169,9 @@ struct ot_state {
     uint64_t rng[OT_NSIG];
     ot_worker work[OT_NSIG];
     int busy;                 /**< batches being sent (under lock) */
+    /** The core's exact per-site aggregates (jager_site_stats), when the core exports it:
+     *  histograms then count every span, sampled into events or not. */
+    jager_status (*site_stats)(jager_site site, jager_site_stat *out);
 };
 
 /* otel_config.c */

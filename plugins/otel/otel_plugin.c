@@ -80,31 +80,36 @@ static void parent_from_env(ot_state *st)
     if (ts && *ts && strlen(ts) <= 512) st->tracestate = strdup(ts);
 }
 
-/* Make the process span the current W3C context of the thread calling jager_init(), so the
- * core's jager_context_inject() there hands peers a traceparent that makes them children of
- * this run. The core's functions are found in the library that serves the host table (a
- * plugin links no libjager); without them (a static core that exports nothing) nothing
- * changes. */
-static void set_init_context(ot_state *st)
+/* A function of the core library that serves the host table (a plugin links no libjager),
+ * or NULL (a static core that exports nothing). */
+static void *core_sym(ot_state *st, const char *name)
 {
     Dl_info di;
     void *fn;
     memcpy(&fn, &st->host->now_ns, sizeof fn);
-    if (!dladdr(fn, &di) || !di.dli_fname) return;
+    if (!dladdr(fn, &di) || !di.dli_fname) return NULL;
     void *h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) return;
-    void *sym = dlsym(h, "jager_context_set");
-    if (sym) {
-        void (*set)(const jager_trace_context *);
-        memcpy(&set, &sym, sizeof set);
-        jager_trace_context c;
-        memset(&c, 0, sizeof c);
-        memcpy(c.trace_id, st->trace_id, 16);
-        memcpy(c.span_id, st->root_id, 8);
-        c.flags = 1;
-        set(&c);
-    }
-    dlclose(h);
+    if (!h) return NULL;
+    void *sym = dlsym(h, name);
+    dlclose(h); /* NOLOAD: the core stays mapped */
+    return sym;
+}
+
+/* Make the process span the current W3C context of the thread calling jager_init(), so the
+ * core's jager_context_inject() there hands peers a traceparent that makes them children of
+ * this run. */
+static void set_init_context(ot_state *st)
+{
+    void *sym = core_sym(st, "jager_context_set");
+    if (!sym) return;
+    void (*set)(const jager_trace_context *);
+    memcpy(&set, &sym, sizeof set);
+    jager_trace_context c;
+    memset(&c, 0, sizeof c);
+    memcpy(c.trace_id, st->trace_id, 16);
+    memcpy(c.span_id, st->root_id, 8);
+    c.flags = 1;
+    set(&c);
 }
 
 static void meta_hex(ot_state *st, const char *key, const uint8_t *p, size_t n)
@@ -194,6 +199,8 @@ static jager_status otel_init(const jager_host_api *host, jager_plugin_handle *s
     meta_hex(st, "otel.span_id_salt", salt, 8);
     if (st->has_root_parent) meta_hex(st, "otel.parent_span_id", st->root_parent, 8);
     set_init_context(st);
+    void *ss = core_sym(st, "jager_site_stats");
+    if (ss) memcpy(&st->site_stats, &ss, sizeof ss);
 
     static const jager_field_desc f[] = {
         {"signal", JAGER_FIELD_STRING, 0},

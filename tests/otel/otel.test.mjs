@@ -563,3 +563,25 @@ test('propagate', () => propagate([], 'handle'));
 test('propagate_julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, () =>
   propagate(['sh', process.env.OTEL_JULIA_RUNNER, path.join(here, 'otel_propagate.jl')], 'handle',
     { JAGER_LIB: process.env.JAGER_LIB, JAGER_TEST_DEPOT: process.env.JAGER_TEST_DEPOT, HOME: process.env.HOME || '/tmp' }));
+
+test('sampled', async () => {
+  // JAGER_SAMPLE=1/4: a quarter of the spans become events (and OTLP spans); the histograms
+  // still count every call, from Jäger's exact aggregates (as jager summary shows them).
+  const r = await receiver();
+  const run1 = await run('sampled', { ...endpoint(r.port), JAGER_SAMPLE: '1/4' });
+  await r.close();
+  const rec = recording(run1.out);
+  const exact = JSON.parse(execFileSync(CLI, ['summary', '--format', 'json', run1.out]).toString()).sites;
+  const spans = spansOf(r.got);
+  assert.equal(spans.length, rec.spans.length + 1, 'every span event arrived');
+  const hist = metricsOf(r.got).find((m) => m.name === 'jager.span.duration');
+  for (const p of points(hist)) {
+    const site = exact.find((x) => x.name === attr(p.attributes, 'code.function.name'));
+    assert.ok(site && site.exact);
+    assert.equal(Number(p.count), site.calls, `${site.name}: every call counted`);
+    assert.ok(site.calls > rec.spans.filter((j) => j.site === site.name).length || site.calls === 1, 'more calls than events');
+    assert.ok(Math.abs(p.sum * 1e9 - site.total_ns) <= 1e-6 * site.total_ns, 'total time');
+    assert.equal(p.bucketCounts.reduce((a, b) => a + Number(b), 0), site.calls);
+  }
+  accounted(rec, 'span', rec.spans.length + 1);
+});
