@@ -138,6 +138,7 @@ struct ot_state {
     void **q[2];
     uint32_t qhead[2], qn[2];
     int stopping, flush_req, closed, thread_started;
+    _Atomic int active;        /**< start succeeded: the sink takes records */
     _Atomic uint64_t hard_deadline_ns; /**< final flush ends here (0: none) */
     _Atomic int abort_io;      /**< cut the request in flight */
     pthread_t thread[OT_NSIG]; /**< one exporter thread per signal: a hung endpoint holds up only its own */

@@ -256,6 +256,7 @@ static jager_status otel_start(void *state)
         st->host->log(st->self, JAGER_DIAG_ERROR, "cannot start the exporter thread; not exporting");
         return JAGER_E_IO;
     }
+    atomic_store(&st->active, 1);
     return JAGER_OK;
 }
 

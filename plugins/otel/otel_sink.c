@@ -388,6 +388,7 @@ out:
 jager_status ot_sink_write(void *ctx, const jager_batch *b)
 {
     ot_state *st = ctx;
+    if (!atomic_load(&st->active)) return JAGER_OK; /* start failed (no libcurl): stay out of the way */
     uint64_t os_tid = 0;
     const char *tname = NULL;
     st->host->thread_info(b->thread, &os_tid, &tname); /* once per batch: one thread's records */
