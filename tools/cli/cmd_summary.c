@@ -312,6 +312,55 @@ static int print_text(const jm_model *m, const summary_opts *o)
     return rc;
 }
 
+/* The otel plugin's loss counts (otel.export events, written at shutdown): one line per
+ * signal — seen, exported, and every other outcome by cause. Read in a second pass over
+ * the file, only when the schema has the type. */
+static void text_otel(jager_reader *r)
+{
+    uint16_t type = jager_reader_type_by_name(r, "otel.export");
+    if (!type || jager_reader_rewind(r) != JAGER_OK) return;
+    static const char *const sigs[3] = {"span", "log", "metric_data_point"};
+    struct { const char *metric, *err; uint64_t v; int sig; } row[256];
+    size_t n = 0;
+    jager_event ev;
+    while (jager_reader_next(r, &ev) == 1 && n < 256) {
+        if (ev.type != type || ev.rec->words < 6) continue;
+        const uint64_t *f = ((const jager_rec_plugin *)ev.rec)->fields;
+        const char *sig = jager_reader_string(r, (uint32_t)f[0]);
+        int si = -1;
+        for (int i = 0; i < 3; i++)
+            if (sig && !strcmp(sig, sigs[i])) si = i;
+        if (si < 0) continue;
+        row[n].metric = jager_reader_string(r, (uint32_t)f[1]);
+        row[n].err = jager_reader_string(r, (uint32_t)f[2]);
+        row[n].v = f[3];
+        row[n].sig = si;
+        if (row[n].metric) n++;
+    }
+    if (!n) return;
+    printf("\nOpenTelemetry export (otel plugin; by cause: jager dump --type otel.export)\n");
+    printf("%-18s %12s %12s  %s\n", "signal", "seen", "exported", "not exported");
+    for (int si = 0; si < 3; si++) {
+        uint64_t seen = 0, exported = 0;
+        char causes[512] = "";
+        size_t cl = 0;
+        int any = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (row[i].sig != si) continue;
+            any = 1;
+            const char *m = row[i].metric, *e = row[i].err ? row[i].err : "";
+            if (strstr(m, ".seen")) seen = row[i].v;
+            else if (strstr(m, ".exported") && !*e) exported = row[i].v;
+            else if (((strstr(m, ".exported") || strstr(m, ".processed")) && *e) || strstr(m, ".sampled_out")) {
+                if (row[i].v && cl < sizeof causes - 64)
+                    cl += (size_t)snprintf(causes + cl, sizeof causes - cl, "%s%s %" PRIu64, cl ? ", " : "",
+                                           *e ? e : "sampled_out", row[i].v);
+            }
+        }
+        if (any) printf("%-18s %12" PRIu64 " %12" PRIu64 "  %s\n", sigs[si], seen, exported, cl ? causes : "none");
+    }
+}
+
 /* ---- JSON ---- */
 
 static void json_kv_str(const char *key, const char *v, int comma)
@@ -527,6 +576,7 @@ int cmd_summary(int argc, char **argv)
         return code;
     }
     int out = o.json ? print_json(m, &o) : print_text(m, &o);
+    if (!o.json && out == 0) text_otel(r);
     fflush(stdout);
     int code = cli_finish("summary", o.path, r, rc);
     if (out != 0) {

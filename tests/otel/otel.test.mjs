@@ -1,0 +1,587 @@
+// The otel plugin against a real decoder no one here wrote: an OTLP/HTTP receiver on
+// 127.0.0.1, written here, decodes each request with the generated protobuf definitions of
+// @opentelemetry/otlp-transformer (pinned in tests/peers/package.json) and validates JSON
+// bodies against the same schema (fromObject → toObject must keep every key we sent).
+// Every case runs tests/otel/otel_workload with the plugin and checks what arrived against
+// the .jgr the same run wrote (read with `jager dump` / `jager info`), and that every span,
+// log record and data point is accounted for: exported + dropped by cause == emitted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn, execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, '..', 'peers', 'package.json'));
+const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
+const C = root.opentelemetry.proto.collector;
+const MSG = {
+  '/v1/traces': [C.trace.v1.ExportTraceServiceRequest, C.trace.v1.ExportTraceServiceResponse],
+  '/v1/logs': [C.logs.v1.ExportLogsServiceRequest, C.logs.v1.ExportLogsServiceResponse],
+  '/v1/metrics': [C.metrics.v1.ExportMetricsServiceRequest, C.metrics.v1.ExportMetricsServiceResponse],
+};
+const CLI = process.env.JAGER_CLI;
+const WORKLOAD = process.env.OTEL_WORKLOAD;
+const PLUGINS = process.env.JAGER_PLUGIN_PATH;
+const DIR = process.env.OTEL_TEST_DIR || path.join(here, 'runs');
+fs.mkdirSync(DIR, { recursive: true });
+
+// ---- the receiver ----
+const ID_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
+function hexToB64(o) {
+  if (Array.isArray(o)) return o.map(hexToB64);
+  if (o && typeof o === 'object') {
+    const r = {};
+    for (const [k, v] of Object.entries(o)) {
+      if (ID_FIELDS.has(k)) {
+        assert.match(v, /^([0-9a-f]{16}|[0-9a-f]{32})$/, `${k} is lowercase hex in OTLP/JSON`);
+        r[k] = Buffer.from(v, 'hex').toString('base64');
+      } else r[k] = hexToB64(v);
+    }
+    return r;
+  }
+  return o;
+}
+// Every key we sent must exist in the schema's own rendering of the message.
+function sameKeys(sent, back, where) {
+  if (Array.isArray(sent)) {
+    assert.ok(Array.isArray(back) && back.length === sent.length, `${where}: array length`);
+    sent.forEach((v, i) => sameKeys(v, back[i], `${where}[${i}]`));
+  } else if (sent && typeof sent === 'object') {
+    for (const k of Object.keys(sent)) {
+      assert.ok(back && k in back, `${where}.${k} is not a field of the OTLP schema`);
+      sameKeys(sent[k], back[k], `${where}.${k}`);
+    }
+  }
+}
+function decode(urlPath, headers, raw) {
+  const [Req] = MSG[urlPath];
+  let body = raw;
+  if (headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(raw);
+  if (headers['content-type'] === 'application/json') {
+    const sent = JSON.parse(body.toString('utf8'));
+    const msg = Req.fromObject(hexToB64(sent));
+    const back = Req.toObject(msg, { longs: String, enums: Number, bytes: String, defaults: true });
+    sameKeys(hexToB64(sent), back, urlPath);
+    return Req.toObject(Req.decode(Req.encode(msg).finish()), { longs: String, enums: Number, bytes: Buffer });
+  }
+  assert.equal(headers['content-type'], 'application/x-protobuf');
+  return Req.toObject(Req.decode(body), { longs: String, enums: Number, bytes: Buffer });
+}
+
+// handler(kind, n) → {status, headers, body} | 'hang' | 'close'; kind is traces/logs/metrics,
+// n counts that kind's requests from 0.
+async function receiver(handler = () => ({ status: 200 })) {
+  const got = { traces: [], logs: [], metrics: [], times: { traces: [], logs: [], metrics: [] }, headers: [], sent: { traces: [], logs: [], metrics: [] }, answered: {} };
+  const counts = { traces: 0, logs: 0, metrics: 0 };
+  const hung = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    const arrived = Date.now(); // the request's headers are in
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const kind = req.url.slice(4);
+      const n = counts[kind]++;
+      got.times[kind].push(arrived);
+      res.on('finish', () => { (got.answered[kind] ||= [])[n] = Date.now(); });
+      got.headers.push(req.headers);
+      const act = handler(kind, n);
+      let msg = null;
+      try {
+        msg = decode(req.url, req.headers, Buffer.concat(chunks));
+        got.sent[kind].push(msg); // every request, whatever the answer
+      } catch (e) { got.error = got.error || e; }
+      if (act === 'hang') { hung.push(res); return; }
+      if (act === 'close') { req.socket.destroy(); return; }
+      if (act.status === 200 && msg) got[kind].push(msg);
+      let body = Buffer.alloc(0);
+      if (act.rejected !== undefined) {
+        const Res = MSG[req.url][1];
+        const key = { traces: 'rejectedSpans', logs: 'rejectedLogRecords', metrics: 'rejectedDataPoints' }[kind];
+        body = Buffer.from(Res.encode(Res.fromObject({ partialSuccess: { [key]: act.rejected, errorMessage: 'test' } })).finish());
+      }
+      res.writeHead(act.status, { 'content-type': 'application/x-protobuf', ...(act.headers || {}) });
+      res.end(body);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    got,
+    port: server.address().port,
+    close: () => new Promise((r) => { hung.forEach((h) => h.destroy()); server.closeAllConnections(); server.close(r); }),
+  };
+}
+
+// ---- the program and its recording ----
+function run(name, env, args = ['200', '2', '20'], limitMs = 60000) {
+  const out = path.join(DIR, `${name}.jgr`);
+  fs.rmSync(out, { force: true });
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const p = spawn(WORKLOAD, args, {
+      env: {
+        PATH: process.env.PATH, JAGER_PLUGINS: 'otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_OUTPUT: out, JAGER_QUIET: '1',
+        OTEL_SERVICE_NAME: 'otel-test', JAGER_OTEL_SITE_RATE: '0', OTEL_METRIC_EXPORT_INTERVAL: '600000', ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '', stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    const kill = setTimeout(() => p.kill('SIGKILL'), limitMs);
+    p.on('exit', (code) => {
+      clearTimeout(kill);
+      if (code !== 0) return reject(new Error(`workload exited ${code}: ${stderr}`));
+      resolve({ out, wallMs: Date.now() - t0, loopNs: Number(stdout.trim().split('\n')[0]), stderr });
+    });
+  });
+}
+
+function recording(file) {
+  const ev = execFileSync(CLI, ['dump', file], { maxBuffer: 1 << 28 }).toString().trim().split('\n').map((l) => JSON.parse(l));
+  const meta = {};
+  for (const m of execFileSync(CLI, ['info', file]).toString().matchAll(/^\s+"([^"]+)": "([^"]*)"$/gm)) meta[m[1]] = m[2];
+  const counts = {};
+  for (const e of ev.filter((e) => e.type === 'otel.export')) {
+    counts[`${e.fields.metric}|${e.fields.error_type}`] = e.fields.value;
+  }
+  return { ev, meta, counts, spans: ev.filter((e) => e.type === 'span'), logs: ev.filter((e) => e.type === 'log') };
+}
+
+// The plugin's OTLP span id of a Jäger span: splitmix64(salt ^ (thread << 32 | id)), big-endian.
+const M64 = (1n << 64n) - 1n;
+function spanId(salt, thread, id) {
+  let z = (BigInt('0x' + salt) ^ ((BigInt(thread) << 32n) | BigInt(id))) & M64;
+  z = (z + 0x9e3779b97f4a7c15n) & M64;
+  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & M64;
+  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & M64;
+  z = z ^ (z >> 31n);
+  if (z === 0n) z = 1n;
+  return z.toString(16).padStart(16, '0');
+}
+
+const hex = (b) => (b ? Buffer.from(b).toString('hex') : '');
+const spansOf = (got) => got.traces.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)));
+const logsOf = (got) => got.logs.flatMap((r) => r.resourceLogs.flatMap((rl) => rl.scopeLogs.flatMap((s) => s.logRecords)));
+const metricsOf = (got) => got.metrics.flatMap((r) => r.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((s) => s.metrics)));
+const points = (m) => { const d = m.histogram || m.sum || m.gauge; assert.ok(d, `metric ${m.name} has data: ${JSON.stringify(m)}`); assert.ok(d.dataPoints && d.dataPoints.length, `metric ${m.name} has data points: ${JSON.stringify(m)}`); return d.dataPoints; };
+const attr = (list, key) => {
+  const a = (list || []).find((x) => x.key === key);
+  if (!a) return undefined;
+  const v = a.value;
+  return v.stringValue ?? v.intValue ?? v.doubleValue ?? v.boolValue;
+};
+
+const spanIds = (req) => req.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans.map((x) => hex(x.spanId)))).sort();
+const spanIdsAll = (reqs) => reqs.flatMap(spanIds);
+function noDuplicates(got) {
+  const ids = spansOf(got).map((s) => hex(s.spanId));
+  assert.equal(ids.length, new Set(ids).size, 'no span accepted twice');
+}
+
+// exported + dropped == emitted, by cause, for one signal; returns the counts.
+function accounted(rec, sig, emitted) {
+  const c = rec.counts;
+  const sum = (prefix) => Object.entries(c).filter(([k]) => k.startsWith(prefix + '|')).reduce((a, [, v]) => a + v, 0);
+  const seen = c[`jager.otel.${sig}.seen|`];
+  if (emitted !== undefined) assert.equal(seen, emitted, `${sig}: the plugin saw what the program emitted`);
+  const sampled = c[`jager.otel.${sig}.sampled_out|`] || 0;
+  const exported = sum(`otel.sdk.exporter.${sig}.exported`);
+  if (sig !== 'metric_data_point') {
+    const processed = sum(`otel.sdk.processor.${sig}.processed`);
+    assert.equal(sampled + processed, seen, `${sig}: sampled out + processed (accepted or dropped) == seen`);
+    assert.equal(c[`otel.sdk.processor.${sig}.processed|`], exported, `${sig}: every accepted item has an exporter outcome`);
+  } else {
+    assert.equal(exported, seen, `${sig}: every data point has an exporter outcome`);
+  }
+  return {
+    seen, exported: c[`otel.sdk.exporter.${sig}.exported|`], requests: c[`jager.otel.${sig}.requests|`],
+    retries: c[`jager.otel.${sig}.retries|`], cause: (e) => c[`otel.sdk.exporter.${sig}.exported|${e}`] || 0,
+    proc: (e) => c[`otel.sdk.processor.${sig}.processed|${e}`] || 0,
+  };
+}
+
+function endpoint(port) {
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BLRP_SCHEDULE_DELAY: '200' };
+}
+
+// Full content check of a clean run (any protocol).
+function checkContent(rec, got, { traceParent } = {}) {
+  assert.ifError(got.error);
+  const salt = rec.meta['otel.span_id_salt'], traceId = rec.meta['otel.trace_id'], rootId = rec.meta['otel.root_span_id'];
+  assert.match(salt, /^[0-9a-f]{16}$/);
+  const spans = spansOf(got);
+  assert.equal(spans.length, rec.spans.length + 1, 'every span of the .jgr and the process span arrived, once');
+  const byId = new Map(spans.map((s) => [hex(s.spanId), s]));
+  assert.equal(byId.size, spans.length, 'span ids are unique');
+  const rootSpan = byId.get(rootId);
+  assert.ok(rootSpan, 'the process span arrived');
+  assert.equal(rootSpan.name, 'otel-test');
+  if (traceParent) {
+    assert.equal(hex(rootSpan.parentSpanId), traceParent.span, 'the process span is a child of TRACEPARENT');
+    assert.equal(traceId, traceParent.trace, 'the run continues the TRACEPARENT trace');
+  } else {
+    assert.equal(hex(rootSpan.parentSpanId), '', 'without TRACEPARENT the process span is a root');
+  }
+  for (const s of spans) assert.equal(hex(s.traceId), traceId);
+  const errors = new Set(rec.ev.filter((e) => e.type === 'span_error').map((e) => `${e.thread}:${e.span_id}`));
+  const attrd = new Set(rec.ev.filter((e) => e.type === 'span_attr').map((e) => `${e.thread}:${e.span_id}`));
+  for (const j of rec.spans) {
+    const s = byId.get(spanId(salt, j.thread, j.span_id));
+    assert.ok(s, `span ${j.thread}:${j.span_id} arrived with the mapped id`);
+    assert.equal(s.name, j.site);
+    assert.equal(hex(s.parentSpanId), j.parent_id ? spanId(salt, j.thread, j.parent_id) : rootId, 'parent as in the .jgr');
+    assert.equal(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano), BigInt(j.dur_ns), 'duration as in the .jgr');
+    assert.equal(s.kind, 1);
+    const failed = errors.has(`${j.thread}:${j.span_id}`);
+    assert.equal(s.status?.code === 2, failed, 'status ERROR exactly on the spans marked failed');
+    if (failed) {
+      assert.equal(s.status.message, 'residual diverged');
+      assert.equal(s.events.length, 1);
+      assert.equal(s.events[0].name, 'exception');
+      assert.equal(attr(s.events[0].attributes, 'exception.message'), 'residual diverged');
+    }
+    if (attrd.has(`${j.thread}:${j.span_id}`)) {
+      assert.equal(attr(s.attributes, 'phase'), 'assemble');
+      assert.equal(String(attr(s.attributes, 'iteration')), String(rec.ev.find((e) => e.type === 'span_attr' && e.thread === j.thread && e.span_id === j.span_id).attrs.iteration));
+    } else {
+      assert.equal(attr(s.attributes, 'phase'), undefined);
+    }
+  }
+  // Resource
+  const res = got.traces[0].resourceSpans[0].resource.attributes;
+  assert.equal(attr(res, 'service.name'), 'otel-test');
+  assert.equal(attr(res, 'host.name'), rec.meta['host.name']);
+  assert.equal(String(attr(res, 'process.pid')), rec.meta['process.pid']);
+  assert.equal(attr(res, 'process.command_line'), rec.meta['process.command_line']);
+  // Logs
+  const logs = logsOf(got);
+  assert.equal(logs.length, rec.logs.length, 'every log record arrived, once');
+  const want = rec.logs.map((l) => `${l.severity}|${l.body}|${l.attrs.index}|${spanId(salt, l.thread, l.span_id)}`).sort();
+  const have = logs.map((l) => `${l.severityNumber}|${l.body.stringValue}|${attr(l.attributes, 'index')}|${hex(l.spanId)}`).sort();
+  assert.deepEqual(have, want, 'severity, body, attributes and span of every log record');
+  for (const l of logs) assert.equal(hex(l.traceId), traceId);
+  // Metrics: per-site histograms with the .jgr's call counts
+  const metrics = metricsOf(got);
+  const hist = metrics.filter((m) => m.name === 'jager.span.duration');
+  assert.equal(hist.length, 1);
+  const bySite = {};
+  for (const j of rec.spans) bySite[j.site] = (bySite[j.site] || 0) + 1;
+  const pts = points(hist[0]);
+  assert.equal(pts.length, Object.keys(bySite).length, 'one histogram point per site');
+  for (const p of pts) {
+    const site = attr(p.attributes, 'code.function.name');
+    assert.equal(Number(p.count), bySite[site], `calls of ${site}`);
+    assert.equal(p.bucketCounts.reduce((a, b) => a + Number(b), 0), Number(p.count), 'bucket counts add up');
+    assert.equal(p.bucketCounts.length, (p.explicitBounds || []).length + 1);
+    const dsum = rec.spans.filter((j) => j.site === site).reduce((a, j) => a + j.dur_ns, 0);
+    assert.ok(Math.abs(p.sum - dsum / 1e9) <= 1e-9 * Math.max(1, dsum / 1e9), 'sum of durations');
+  }
+  const items = metrics.find((m) => m.name === 'workload.items');
+  assert.ok(items && items.sum.isMonotonic, 'the program counter as a monotonic sum');
+  const total = Math.max(...rec.ev.filter((e) => e.type === 'counter' && e.counter === 'workload.items').map((e) => e.value));
+  assert.equal(points(items)[0].asDouble, total, 'the counter total of the .jgr');
+  const received = metrics.reduce((a, m) => a + points(m).length, 0);
+  const exp = metrics.find((m) => m.name === 'otel.sdk.exporter.span.exported');
+  assert.ok(exp, 'self-metrics under their semantic-convention names');
+  assert.ok(metrics.find((m) => m.name === 'otel.sdk.processor.span.queue.capacity'));
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, spans.length);
+  const l = accounted(rec, 'log', rec.logs.length);
+  assert.equal(l.exported, logs.length);
+  const m = accounted(rec, 'metric_data_point');
+  assert.equal(m.exported, received, 'data points exported == data points received');
+}
+
+test('export', async () => {
+  const r = await receiver();
+  const run1 = await run('export', { ...endpoint(r.port) });
+  await r.close();
+  const rec = recording(run1.out);
+  checkContent(rec, r.got);
+  assert.ok(r.got.traces.length >= 1);
+});
+
+test('json', async () => {
+  const r = await receiver();
+  const run1 = await run('json', { ...endpoint(r.port), OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' });
+  await r.close();
+  assert.ok(r.got.headers.every((h) => h['content-type'] === 'application/json' && h['content-encoding'] === 'gzip'));
+  checkContent(recording(run1.out), r.got);
+});
+
+test('traceparent', async () => {
+  const r = await receiver();
+  const tp = { trace: '4bf92f3577b34da6a3ce929d0e0e4736', span: '00f067aa0ba902b7' };
+  const run1 = await run('traceparent', { ...endpoint(r.port), TRACEPARENT: `00-${tp.trace}-${tp.span}-01`, TRACESTATE: 'rojo=00f067aa0ba902b7' });
+  await r.close();
+  const rec = recording(run1.out);
+  checkContent(rec, r.got, { traceParent: tp });
+  for (const s of spansOf(r.got)) assert.equal(s.traceState, 'rojo=00f067aa0ba902b7');
+  for (const l of logsOf(r.got)) assert.equal(hex(l.traceId), tp.trace);
+});
+
+// One batch, sent at shutdown: the first answer is 503 with Retry-After: 2.
+const oneBatch = { OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_BSP_MAX_QUEUE_SIZE: '8192', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '8192', JAGER_OTEL_SHUTDOWN_TIMEOUT: '15000' };
+
+test('retry_after', async () => {
+  const r = await receiver((kind, n) => (kind === 'traces' && n === 0 ? { status: 503, headers: { 'retry-after': '2' } } : { status: 200 }));
+  const run1 = await run('retry_after', { ...endpoint(r.port), ...oneBatch });
+  await r.close();
+  const rec = recording(run1.out);
+  const t = r.got.times.traces;
+  assert.deepEqual(spanIds(r.got.sent.traces[1]), spanIds(r.got.sent.traces[0]), 'the second request is the retry of the first');
+  const delay = t[1] - r.got.answered.traces[0]; // from the 503 answer to the retry's arrival
+  console.log(`# Retry-After: 2 -> retry ${delay} ms after the 503 answer`);
+  assert.ok(delay >= 1600 && delay <= 2400, `the retry waited Retry-After: 2 s within ±20 % (waited ${delay} ms)`);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, s.seen, 'everything exported after the retry');
+  assert.equal(s.retries, 1);
+  assert.equal(s.requests, t.length);
+  assert.equal(spansOf(r.got).length, s.seen);
+  noDuplicates(r.got);
+});
+
+test('status_429', async () => {
+  // 429 without Retry-After (backoff), then 429 with an HTTP-date Retry-After, then 200.
+  const r = await receiver((kind, n) => {
+    if (kind !== 'traces' || n > 1) return { status: 200 };
+    if (n === 0) return { status: 429 };
+    return { status: 429, headers: { 'retry-after': new Date(Date.now() + 1000).toUTCString() } };
+  });
+  const run1 = await run('status_429', { ...endpoint(r.port), ...oneBatch, JAGER_OTEL_RETRY_INITIAL_BACKOFF: '300' });
+  await r.close();
+  const rec = recording(run1.out);
+  const t = r.got.times.traces;
+  assert.deepEqual(spanIds(r.got.sent.traces[2]), spanIds(r.got.sent.traces[0]), 'requests 2 and 3 retry the first');
+  assert.ok(t[1] - t[0] >= 150 && t[1] - t[0] <= 1000, `jittered backoff after 429 (${t[1] - t[0]} ms)`);
+  assert.ok(t[2] - t[1] >= 0 && t[2] - t[1] <= 2600, `HTTP-date Retry-After (${t[2] - t[1]} ms)`);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, s.seen);
+  assert.equal(s.retries, 2);
+  noDuplicates(r.got);
+});
+
+test('status_400', async () => {
+  const r = await receiver((kind) => (kind === 'traces' ? { status: 400 } : { status: 200 }));
+  const run1 = await run('status_400', { ...endpoint(r.port), ...oneBatch });
+  await r.close();
+  const rec = recording(run1.out);
+  assert.equal(spanIdsAll(r.got.sent.traces).length, new Set(spanIdsAll(r.got.sent.traces)).size, '400 is never retried: no span sent twice');
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.cause('400'), s.seen, 'all spans counted under error.type 400');
+  assert.equal(s.exported, 0);
+  assert.equal(s.retries, 0);
+  assert.equal(s.requests, r.got.times.traces.length);
+  assert.equal(spanIdsAll(r.got.sent.traces).length, s.seen, 'each span sent once');
+  assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length, 'logs unaffected');
+});
+
+test('partial', async () => {
+  const r = await receiver((kind, n) => (kind === 'traces' && n === 0 ? { status: 200, rejected: 7 } : { status: 200 }));
+  const run1 = await run('partial', { ...endpoint(r.port), ...oneBatch });
+  await r.close();
+  const rec = recording(run1.out);
+  assert.equal(spanIdsAll(r.got.sent.traces).length, new Set(spanIdsAll(r.got.sent.traces)).size, 'a partial success is not retried');
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.cause('rejected'), 7);
+  assert.equal(s.exported, s.seen - 7);
+  assert.equal(spansOf(r.got).length, s.seen, 'the receiver got them all and rejected 7');
+});
+
+// Faults that end in loss: small queue, short timeouts, bounded final flush.
+const lossy = { OTEL_BSP_MAX_QUEUE_SIZE: '256', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '64', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '1000', JAGER_OTEL_SHUTDOWN_TIMEOUT: '1500', JAGER_OTEL_RETRY_INITIAL_BACKOFF: '100' };
+
+test('hang', async () => {
+  const r = await receiver((kind) => (kind === 'traces' ? 'hang' : { status: 200 }));
+  const run1 = await run('hang', { ...endpoint(r.port), ...lossy }, ['2000', '2', '20']);
+  await r.close();
+  const rec = recording(run1.out);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, 0);
+  assert.ok(s.cause('timeout') > 0, 'the hung requests count as timeout');
+  assert.ok(s.proc('queue_full') > 0, 'the full queue dropped and counted');
+  assert.ok(run1.wallMs < 15000, `the program was not held up (${run1.wallMs} ms)`);
+  const md = accounted(rec, 'metric_data_point');
+  assert.ok(md.exported > 0 && md.exported === md.seen, 'the last metrics still went out');
+  // jager summary shows the same counts.
+  const sum = execFileSync(CLI, ['summary', run1.out]).toString();
+  const otel = sum.slice(sum.indexOf('OpenTelemetry export'));
+  assert.ok(sum.includes('OpenTelemetry export'), 'jager summary has the otel section');
+  const line = otel.split('\n').find((l) => l.startsWith('span '));
+  assert.match(line, new RegExp(`^span\\s+${s.seen}\\s+0\\s+.*queue_full ${s.proc('queue_full')}.*timeout ${s.cause('timeout')}`));
+  assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length, 'logs unaffected');
+});
+
+test('closed', async () => {
+  const r = await receiver((kind) => (kind === 'traces' ? 'close' : { status: 200 }));
+  const run1 = await run('closed', { ...endpoint(r.port), ...lossy });
+  await r.close();
+  const rec = recording(run1.out);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, 0);
+  assert.ok(s.cause('connection') > 0, 'lost connections counted as connection');
+  assert.ok(s.retries > 0, 'a lost connection is retried');
+  assert.equal(s.cause('connection') + s.cause('shutdown') + s.cause('timeout') + s.proc('queue_full'), s.seen);
+});
+
+test('unreachable', async () => {
+  const probe = await receiver();
+  const port = probe.port;
+  await probe.close(); // nothing listens there now
+  const run1 = await run('unreachable', { ...endpoint(port), ...lossy, OTEL_EXPORTER_OTLP_TIMEOUT: '1000' });
+  const rec = recording(run1.out);
+  for (const sig of ['span', 'log', 'metric_data_point']) {
+    const s = accounted(rec, sig, sig === 'span' ? rec.spans.length + 1 : sig === 'log' ? rec.logs.length : undefined);
+    assert.equal(s.exported, 0, `${sig}: nothing exported`);
+    assert.ok(s.cause('connection') + s.cause('timeout') + s.cause('shutdown') + s.proc('queue_full') === s.seen, `${sig}: all lost by cause`);
+  }
+  assert.ok(run1.wallMs < 15000);
+});
+
+test('config', async () => {
+  // Malformed values: one message each, defaults kept, export still works.
+  const r = await receiver();
+  const run1 = await run('config', {
+    ...endpoint(r.port), OTEL_BSP_MAX_QUEUE_SIZE: 'lots', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', TRACEPARENT: '00-xyz-01',
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20t0ken,broken', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=ci,team=hpc',
+  });
+  await r.close();
+  const rec = recording(run1.out);
+  const diags = rec.ev.filter((e) => e.type === 'diag' && e.source === 'otel').map((e) => e.text);
+  const has = (re) => assert.equal(diags.filter((t) => re.test(t)).length, 1, `one message matching ${re}: ${JSON.stringify(diags)}`);
+  has(/^OTEL_BSP_MAX_QUEUE_SIZE="lots" is not an integer in \[1, 16777216\]; using the default 2048$/);
+  has(/^OTEL_EXPORTER_OTLP_PROTOCOL=grpc: OTLP\/gRPC is not supported by this plugin; using http\/protobuf$/);
+  has(/^TRACEPARENT="00-xyz-01" is not a W3C traceparent; starting a new trace$/);
+  has(/^OTEL_EXPORTER_OTLP_HEADERS: "broken" is not key=value; ignored$/);
+  assert.equal(rec.counts['otel.sdk.processor.span.queue.capacity|'], 2048);
+  assert.ok(r.got.headers.every((h) => h.authorization === 'Bearer t0ken'), 'headers percent-decoded and sent');
+  const res = r.got.traces[0].resourceSpans[0].resource.attributes;
+  assert.equal(attr(res, 'deployment.environment'), 'ci');
+  assert.equal(attr(res, 'team'), 'hpc');
+  checkContent(rec, r.got);
+});
+
+test('disabled', async () => {
+  const r = await receiver();
+  const run1 = await run('disabled', { ...endpoint(r.port), OTEL_SDK_DISABLED: 'true' });
+  await r.close();
+  const rec = recording(run1.out);
+  assert.equal(r.got.headers.length, 0, 'nothing sent');
+  assert.equal(rec.ev.filter((e) => e.type === 'otel.export').length, 0);
+  assert.ok(rec.spans.length > 0, 'the recording is unaffected');
+});
+
+test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, async () => {
+  const r = await receiver();
+  const out = path.join(DIR, 'julia.jgr');
+  fs.rmSync(out, { force: true });
+  await new Promise((resolve, reject) => {
+    const p = spawn('sh', [process.env.OTEL_JULIA_RUNNER, path.join(here, 'otel_workload.jl')], {
+      env: { ...process.env, JAGER_PLUGINS: 'otel,gc', JAGER_OUTPUT: out, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
+        JAGER_OTEL_SITE_RATE: '0', ...endpoint(r.port) },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const kill = setTimeout(() => p.kill('SIGKILL'), 280000);
+    p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`julia exited ${code}`)); });
+  });
+  await r.close();
+  const rec = recording(out);
+  assert.ifError(r.got.error);
+  const salt = rec.meta['otel.span_id_salt'], rootId = rec.meta['otel.root_span_id'];
+  const spans = spansOf(r.got);
+  assert.equal(spans.length, rec.spans.length + 1, 'every Julia span and the process span arrived');
+  assert.ok(rec.spans.filter((j) => j.site === 'step').length >= 300);
+  const byId = new Map(spans.map((s) => [hex(s.spanId), s]));
+  for (const j of rec.spans) {
+    const s = byId.get(spanId(salt, j.thread, j.span_id));
+    assert.ok(s, `span ${j.site} arrived`);
+    assert.equal(s.name, j.site);
+    assert.equal(hex(s.parentSpanId), j.parent_id ? spanId(salt, j.thread, j.parent_id) : rootId);
+  }
+  assert.equal(logsOf(r.got).length, rec.logs.length);
+  assert.ok(rec.logs.length >= 5);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, s.seen);
+  assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length);
+  // The gc plugin's pauses as plugin event counts and time.
+  const pauses = rec.ev.filter((e) => e.type === 'gc.pause');
+  assert.ok(pauses.length >= 3, 'GC.gc() pauses recorded');
+  const metrics = metricsOf(r.got);
+  const ev = metrics.find((m) => m.name === 'jager.plugin.events');
+  const gcp = points(ev).find((p) => attr(p.attributes, 'jager.event.type') === 'gc.pause');
+  assert.equal(Number(gcp.asInt), pauses.length, 'gc.pause count as in the .jgr');
+  const dur = points(metrics.find((m) => m.name === 'jager.plugin.event.duration')).find((p) => attr(p.attributes, 'jager.event.type') === 'gc.pause');
+  const field = attr(dur.attributes, 'jager.event.field');
+  const want = pauses.reduce((a, e) => a + e.fields[field], 0) / 1e9;
+  assert.ok(Math.abs(dur.asDouble - want) <= 1e-9 * Math.max(1, want), `gc.pause ${field} sum as in the .jgr`);
+});
+
+async function propagate(childCmd, childSite, extraEnv = {}) {
+  // Two processes, one trace: the parent injects its context (the plugin made the process
+  // span current), the child reads it from a socket into TRACEPARENT before recording.
+  const r = await receiver();
+  for (const f of fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-'))) fs.rmSync(path.join(DIR, f));
+  await new Promise((resolve, reject) => {
+    const p = spawn(process.env.OTEL_PROPAGATE, childCmd, {
+      env: { ...extraEnv, PATH: process.env.PATH, JAGER_PLUGINS: 'otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
+        JAGER_OUTPUT: path.join(DIR, 'propagate-%p.jgr'), ...endpoint(r.port) },
+      stdio: 'inherit',
+    });
+    const kill = setTimeout(() => p.kill('SIGKILL'), 280000);
+    p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`otel_propagate exited ${code}`)); });
+  });
+  await r.close();
+  const recs = fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-')).map((f) => recording(path.join(DIR, f)));
+  assert.equal(recs.length, 2, 'one recording per process');
+  const parent = recs.find((x) => x.spans.some((s) => s.site === 'request'));
+  const child = recs.find((x) => x.spans.some((s) => s.site === childSite));
+  assert.ok(parent && child && parent !== child);
+  assert.equal(child.meta['otel.trace_id'], parent.meta['otel.trace_id'], 'the child continues the parent trace');
+  assert.equal(child.meta['otel.parent_span_id'], parent.meta['otel.root_span_id'], "the child's process span is a child of the parent's");
+  const spans = spansOf(r.got);
+  assert.equal(spans.length, 4, 'request, handle and both process spans');
+  for (const s of spans) assert.equal(hex(s.traceId), parent.meta['otel.trace_id']);
+  const byId = new Map(spans.map((s) => [hex(s.spanId), s]));
+  assert.equal(hex(byId.get(child.meta['otel.root_span_id']).parentSpanId), parent.meta['otel.root_span_id']);
+  const handle = spans.find((s) => s.name === childSite);
+  assert.equal(hex(handle.parentSpanId), child.meta['otel.root_span_id']);
+  const logs = logsOf(r.got);
+  assert.equal(logs.length, 1);
+  assert.equal(hex(logs[0].traceId), parent.meta['otel.trace_id']);
+  const jl = child.logs[0];
+  const want = jl.span_id ? spanId(child.meta['otel.span_id_salt'], jl.thread, jl.span_id) : child.meta['otel.root_span_id'];
+  assert.equal(hex(logs[0].spanId), want, 'the log record sits in its span (or the process span)');
+}
+
+test('propagate', () => propagate([], 'handle'));
+
+test('propagate_julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, () =>
+  propagate(['sh', process.env.OTEL_JULIA_RUNNER, path.join(here, 'otel_propagate.jl')], 'handle',
+    { JAGER_LIB: process.env.JAGER_LIB, JAGER_TEST_DEPOT: process.env.JAGER_TEST_DEPOT, HOME: process.env.HOME || '/tmp' }));
+
+test('sampled', async () => {
+  // JAGER_SAMPLE=1/4: a quarter of the spans become events (and OTLP spans); the histograms
+  // still count every call, from Jäger's exact aggregates (as jager summary shows them).
+  const r = await receiver();
+  const run1 = await run('sampled', { ...endpoint(r.port), JAGER_SAMPLE: '1/4' });
+  await r.close();
+  const rec = recording(run1.out);
+  const exact = JSON.parse(execFileSync(CLI, ['summary', '--format', 'json', run1.out]).toString()).sites;
+  const spans = spansOf(r.got);
+  assert.equal(spans.length, rec.spans.length + 1, 'every span event arrived');
+  const hist = metricsOf(r.got).find((m) => m.name === 'jager.span.duration');
+  for (const p of points(hist)) {
+    const site = exact.find((x) => x.name === attr(p.attributes, 'code.function.name'));
+    assert.ok(site && site.exact);
+    assert.equal(Number(p.count), site.calls, `${site.name}: every call counted`);
+    assert.ok(site.calls > rec.spans.filter((j) => j.site === site.name).length || site.calls === 1, 'more calls than events');
+    assert.ok(Math.abs(p.sum * 1e9 - site.total_ns) <= 1e-6 * site.total_ns, 'total time');
+    assert.equal(p.bucketCounts.reduce((a, b) => a + Number(b), 0), site.calls);
+  }
+  accounted(rec, 'span', rec.spans.length + 1);
+});

@@ -1,0 +1,14 @@
+# The receiving side of otel_propagate in Julia: the sender's traceparent arrives on
+# standard input (a socket); putting it into TRACEPARENT before recording starts makes this
+# process's spans part of the sender's trace.
+push!(LOAD_PATH, joinpath(@__DIR__, "..", "..", "bindings", "julia"))
+using Jager, Logging
+
+ENV["TRACEPARENT"] = strip(readline(stdin))
+handle(x) = x + 1
+Jager.start()
+@jäger handle(1)
+with_logger(JagerLogger()) do
+    @info "handled in julia"
+end
+Jager.stop()
