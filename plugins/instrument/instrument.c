@@ -47,11 +47,38 @@ static fn_slot fns[FN_SLOTS];
 static pthread_mutex_t fn_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint_fast64_t fn_full; /* first sights refused: table full */
 
-/* ---- per-thread stack of open calls ---- */
+/* ---- per-thread stack of open calls ----
+ * One initial-exec TLS pointer (this library is preloaded or linked, never dlopen'ed, so
+ * static TLS is right and costs no __tls_get_addr call) to a per-thread block allocated
+ * at the thread's first call and freed at its exit. */
 #define MAX_DEPTH 512 /* deeper calls are not recorded (their depth is still tracked) */
-static __thread jager_span stack[MAX_DEPTH];
-static __thread uint32_t depth;
-static __thread int busy; /* inside the first-sight path */
+typedef struct tstate {
+    uint32_t depth;
+    int busy; /* inside the first-sight path */
+    jager_span stack[MAX_DEPTH];
+} tstate;
+static __thread tstate *ts __attribute__((tls_model("initial-exec")));
+static pthread_key_t ts_key;
+static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
+
+NOINST static void ts_free(void *p)
+{
+    /* Calls after this thread's key destructors run (other destructors) find no state
+     * and are not recorded. */
+    ts = NULL;
+    free(p);
+}
+NOINST static void ts_key_make(void) { (void)pthread_key_create(&ts_key, ts_free); }
+
+NOINST __attribute__((noinline, cold)) static tstate *ts_make(void)
+{
+    pthread_once(&ts_once, ts_key_make);
+    tstate *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    ts = t;
+    (void)pthread_setspecific(ts_key, t);
+    return t;
+}
 
 NOINST static uint32_t fn_hash(uintptr_t fn)
 {
@@ -90,10 +117,10 @@ NOINST static int filter_match(const char *filter, const char *name)
 }
 
 /* First sight of \p fn: name it, filter it, register its site. */
-NOINST __attribute__((noinline, cold)) static uint32_t fn_first(uintptr_t fn)
+NOINST __attribute__((noinline, cold)) static uint32_t fn_first(tstate *t, uintptr_t fn)
 {
-    if (busy) return SITE_EXCLUDED; /* something we call was instrumented: not recorded */
-    busy = 1;
+    if (t->busy) return SITE_EXCLUDED; /* something we call was instrumented: not recorded */
+    t->busy = 1;
     uint32_t site = 0;
     pthread_mutex_lock(&fn_lock);
     uint32_t i = fn_hash(fn);
@@ -120,11 +147,11 @@ NOINST __attribute__((noinline, cold)) static uint32_t fn_first(uintptr_t fn)
     site = SITE_EXCLUDED;
 unlock:
     pthread_mutex_unlock(&fn_lock);
-    busy = 0;
+    t->busy = 0;
     return site;
 }
 
-NOINST static inline uint32_t fn_site(uintptr_t fn)
+NOINST static inline uint32_t fn_site(tstate *t, uintptr_t fn)
 {
     uint32_t i = fn_hash(fn);
     for (uint32_t n = 0; n < FN_PROBES; n++, i = (i + 1) & (FN_SLOTS - 1)) {
@@ -132,26 +159,29 @@ NOINST static inline uint32_t fn_site(uintptr_t fn)
         if (LIKELY(have == fn)) return atomic_load_explicit(&fns[i].site, memory_order_relaxed);
         if (have == 0) break;
     }
-    return fn_first(fn);
+    return fn_first(t, fn);
 }
 
 EXPORT void __cyg_profile_func_enter(void *fn, void *call_site)
 {
     (void)call_site;
-    uint32_t d = depth++;
+    tstate *t = ts;
+    if (UNLIKELY(!t) && !(t = ts_make())) return;
+    uint32_t d = t->depth++;
     jager_span s = {0, 0, 0};
     if (LIKELY(__atomic_load_n(&jager_active, __ATOMIC_RELAXED))) {
-        uint32_t site = fn_site((uintptr_t)fn);
+        uint32_t site = fn_site(t, (uintptr_t)fn);
         if (site != SITE_EXCLUDED) s = jager_span_begin(site);
     }
-    if (LIKELY(d < MAX_DEPTH)) stack[d] = s;
+    if (LIKELY(d < MAX_DEPTH)) t->stack[d] = s;
 }
 
 EXPORT void __cyg_profile_func_exit(void *fn, void *call_site)
 {
     (void)fn;
     (void)call_site;
-    if (UNLIKELY(depth == 0)) return; /* entered before this library was loaded */
-    uint32_t d = --depth;
-    if (LIKELY(d < MAX_DEPTH) && stack[d].site) jager_span_end(stack[d]);
+    tstate *t = ts;
+    if (UNLIKELY(!t || t->depth == 0)) return; /* entered before this library was loaded */
+    uint32_t d = --t->depth;
+    if (LIKELY(d < MAX_DEPTH) && t->stack[d].site) jager_span_end(t->stack[d]);
 }
