@@ -145,7 +145,7 @@ static jager_status omp_init(const jager_host_api *host, jager_plugin_handle *se
     *state = NULL;
     if (host->abi_minor < 1 || host->struct_size < offsetof(jager_host_api, span_end_ns) + sizeof(void *) ||
         !host->span_begin || !host->span_end_ns) {
-        host->log(self, JAGER_DIAG_WARN, "openmp: this core has no span functions for plugins (plugin ABI 1.1 needed)");
+        host->log(self, JAGER_DIAG_WARN, "this core has no span functions for plugins (plugin ABI 1.1 needed)");
         return JAGER_E_UNSUPPORTED;
     }
     jager_status st = host->register_type(self, "openmp.site_role", role_f, 4, &ev_site_role);
@@ -174,7 +174,7 @@ static jager_status omp_start(void *state)
      * program that dlopens its OpenMP code later): then nothing is said. */
     if (omp_gomp_present() && !omp_gomp_interposed())
         omp_host->log(omp_self, JAGER_DIAG_WARN,
-                      "openmp: GCC's libgomp is loaded but its entry points are not interposed: preload the "
+                      "GCC's libgomp is loaded but its entry points are not interposed: preload the "
                       "plugin (LD_PRELOAD=\"libjager.so libjager-openmp.so\") to record its regions");
     return JAGER_OK;
 }
@@ -186,7 +186,7 @@ static void omp_stop(void *state)
     atomic_store_explicit(&omp_on, 0, memory_order_release);
     if (omp_ompt_present() && !omp_ompt_ever_started())
         omp_host->log(omp_self, JAGER_DIAG_WARN,
-                      "openmp: LLVM's libomp is loaded but did not start the OMPT tool: preload the plugin or set "
+                      "LLVM's libomp is loaded but did not start the OMPT tool: preload the plugin or set "
                       "OMP_TOOL_LIBRARIES=/path/to/libjager-openmp.so (and not OMP_TOOL=disabled)");
     uint64_t f[8] = {atomic_load(&omp_n.regions), atomic_load(&omp_n.workers), atomic_load(&omp_n.loops),
                      atomic_load(&omp_n.barriers), atomic_load(&omp_n.joins), atomic_load(&omp_n.criticals),
