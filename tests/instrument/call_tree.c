@@ -1,10 +1,13 @@
 /*
  * call_tree.c — built with -finstrument-functions; the calls are known exactly:
  *   main 1 → top 1 → skipme 10 → mid 10 → leaf 30;  main → rec 1 → rec … (6 in all);
- *   a second thread: thread_main 1 → leaf 5.
+ *   a second thread: thread_main 1 → leaf 5;  main → block 1 (a JAGER_SPAN) → leaf 1.
+ * The JAGER_SPAN's inline helpers are no_instrument_function: no spans of their own.
  */
 #include <pthread.h>
 #include <stdio.h>
+
+#include "jager.h"
 
 #define NOINLINE __attribute__((noinline))
 volatile int sink;
@@ -36,6 +39,10 @@ int main(void)
     if (pthread_create(&t, NULL, thread_main, NULL) != 0) return 1;
     pthread_join(t, NULL);
     sink += top(10) + rec(5);
+    {
+        JAGER_SPAN("block");
+        sink += leaf(100);
+    }
     printf("%d\n", sink);
     return 0;
 }
