@@ -8,6 +8,7 @@
  * omp.region = the region's instance id, which the region span carries too: that is the
  * link from a worker row to the region that forked it (docs/openmp.md).
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,8 +132,40 @@ void omp_attrs_region(jager_span s, uint64_t region, int64_t threads)
     omp_host->span_set_attrs(s, a, 2);
 }
 
-/* ---- lifecycle ---- */
+/* ---- lifecycle ----
+ * The copy of this library the program binds (the preloaded one) may not be the file the
+ * core loads (JAGER_PLUGIN_PATH names another folder, an installed and a build copy):
+ * then this copy hands every callback to the bound one, whose entry points see the calls. */
+static const jager_plugin_descriptor *delegate;
+
+static const jager_plugin_descriptor *bound_copy(void)
+{
+    static const char *const probes[] = {"GOMP_parallel", "ompt_start_tool"};
+    Dl_info self, other;
+    if (!dladdr((void *)bound_copy, &self)) return NULL;
+    for (size_t i = 0; i < 2; i++) {
+        void *p = dlsym(RTLD_DEFAULT, probes[i]);
+        if (!p || !dladdr(p, &other) || other.dli_fbase == self.dli_fbase || !other.dli_fname) continue;
+        void *h = dlopen(other.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h) continue;
+        jager_plugin_entry_fn e = (jager_plugin_entry_fn)dlsym(h, JAGER_PLUGIN_ENTRY_SYMBOL);
+        const jager_plugin_descriptor *d = e ? e(JAGER_PLUGIN_ABI_MAJOR, JAGER_PLUGIN_ABI_MINOR) : NULL;
+        dlclose(h); /* RTLD_NOLOAD took a reference on a library that stays loaded */
+        if (d && d->name && strcmp(d->name, "openmp") == 0 && d->init) return d;
+    }
+    return NULL;
+}
+
+static jager_status omp_init_self(const jager_host_api *host, jager_plugin_handle *self, void **state);
+
 static jager_status omp_init(const jager_host_api *host, jager_plugin_handle *self, void **state)
+{
+    delegate = bound_copy();
+    if (delegate) return delegate->init(host, self, state);
+    return omp_init_self(host, self, state);
+}
+
+static jager_status omp_init_self(const jager_host_api *host, jager_plugin_handle *self, void **state)
 {
     static const jager_field_desc role_f[] = {{"site", JAGER_FIELD_SITE, 0},
                                               {"role", JAGER_FIELD_STRING, 0},
@@ -169,6 +202,7 @@ static const char *runtime_seen(void)
 
 static jager_status omp_start(void *state)
 {
+    if (delegate) return delegate->start ? delegate->start(state) : JAGER_OK;
     atomic_store_explicit(&omp_on, 1, memory_order_release);
     /* Say once what will not be seen, and why. The runtime may not be loaded yet (a
      * program that dlopens its OpenMP code later): then nothing is said. */
@@ -181,6 +215,10 @@ static jager_status omp_start(void *state)
 
 static void omp_stop(void *state)
 {
+    if (delegate) {
+        if (delegate->stop) delegate->stop(state);
+        return;
+    }
     const char *pause = omp_host->config(omp_self, "pause");
     if (!pause || strcmp(pause, "0") != 0) omp_ompt_quiesce();
     atomic_store_explicit(&omp_on, 0, memory_order_release);
@@ -196,6 +234,11 @@ static void omp_stop(void *state)
 
 static void omp_shutdown(void *state)
 {
+    if (delegate) {
+        if (delegate->shutdown) delegate->shutdown(state);
+        delegate = NULL;
+        return;
+    }
     /* omp_host stays: the core's table is static, and a runtime callback that read omp_on
      * just before stop may still be on its way through it. */
     atomic_store_explicit(&omp_on, 0, memory_order_release);
