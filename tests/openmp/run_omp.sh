@@ -7,12 +7,18 @@ rm -f "$out"
 # OMP_RUN_MODE: preload (default): both libraries preloaded; tool_libraries: libjager
 # preloaded and the plugin named in OMP_TOOL_LIBRARIES (libomp loads it);
 # not_preloaded: libjager only: the plugin records nothing and says why (JAGER = jager).
+# other_copy: the core loads a copy from another folder than the preloaded file (it hands
+# its callbacks to the preloaded copy).
 mode=${OMP_RUN_MODE:-preload}
-pre="$lib $dir/libjager-openmp.so" tool=
-[ "$mode" = preload ] || pre=$lib
-[ "$mode" = tool_libraries ] && tool=$dir/libjager-openmp.so
+pre="$lib $dir/libjager-openmp.so" tool= path=$dir
+case $mode in
+  preload) ;;
+  other_copy) path=$out.d; rm -rf "$path"; mkdir -p "$path" && cp "$dir/libjager-openmp.so" "$path/" || exit 1 ;;
+  tool_libraries) pre=$lib tool=$dir/libjager-openmp.so ;;
+  *) pre=$lib ;;
+esac
 # Passive waits: the test machine may have fewer cores than threads.
-env OMP_WAIT_POLICY=passive OMP_DYNAMIC=false JAGER_QUIET=1 JAGER_PLUGINS=openmp JAGER_PLUGIN_PATH="$dir" \
+env OMP_WAIT_POLICY=passive OMP_DYNAMIC=false JAGER_QUIET=1 JAGER_PLUGINS=openmp JAGER_PLUGIN_PATH="$path" \
     OMP_TOOL_LIBRARIES="$tool" JAGER_OUTPUT="$out" LD_PRELOAD="$pre" "$prog" "$regions" "$threads" "$skew" || {
   echo "FAIL: $prog exited $?"; exit 1; }
 if [ "$mode" = not_preloaded ]; then
