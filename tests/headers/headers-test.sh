@@ -2,7 +2,7 @@
 # The public headers under every compiler and standard a user may pick, warnings as errors:
 #   headers-test.sh INCLUDE_DIR LIBDIR PROBE.c
 # GCC and Clang × C99/C11/C17 and C++98/11/17/20, -Wall -Wextra -pedantic -Werror; each
-# build is linked and run (two JAGER_SPANs on one line count 4 calls each). Must-fail:
+# build is linked and run (two JAGER_SPANs in one scope count 4 calls each). Must-fail:
 # JAGER_SPAN with a variable name does not compile.
 set -u
 inc=$1 lib=$2 probe=$3

@@ -10,7 +10,8 @@ static int spans(int n)
 {
     int s = 0;
     for (int i = 0; i < n; i++) {
-        JAGER_SPAN("probe.a"); JAGER_SPAN("probe.b"); /* two on one line: distinct sites */
+        JAGER_SPAN("probe.a");
+        JAGER_SPAN("probe.b");
         s += i;
     }
     return s;
@@ -27,7 +28,7 @@ int main(void)
     const char *names[2] = {"probe.a", "probe.b"};
     for (int k = 0; k < 2; k++) {
         jager_site_stat st;
-        jager_site s = jager_site_register(names[k], __FILE__, 13);
+        jager_site s = jager_site_register(names[k], __FILE__, (uint32_t)(13 + k)); /* the lines of the two spans */
         st.struct_size = sizeof st;
         if (jager_site_stats(s, &st) != JAGER_OK || st.calls != 4) {
             printf("%s: %lu calls, expected 4\n", names[k], (unsigned long)st.calls);
