@@ -18,7 +18,19 @@ static const jp_event dispatch_events[JP_DISPATCH_NEVENTS] = {
     [JP_DISPATCH_INSTABILITY] = {"dispatch.instability", {"site", "signature", "flags", "reason", "chain"}},
 };
 
+static const jp_event openmp_events[JP_OPENMP_NEVENTS] = {
+    [JP_OPENMP_SITE_ROLE] = {"openmp.site_role", {"site", "role", "kind"}},
+};
+
 const jp_plugin jp_gc = {"gc", "gc.", gc_events, JP_GC_NEVENTS};
+const jp_plugin jp_openmp = {"openmp", "openmp.", openmp_events, JP_OPENMP_NEVENTS};
+
+int jp_is_site_role(const char *type_name)
+{
+    static const char suffix[] = ".site_role";
+    size_t n = type_name ? strlen(type_name) : 0, k = sizeof suffix - 1;
+    return n > k && !strcmp(type_name + n - k, suffix);
+}
 const jp_plugin jp_dispatch = {"dispatch", "dispatch.", dispatch_events, JP_DISPATCH_NEVENTS};
 
 int jp_is(const char *type_name, const jp_plugin *plugin, int event)
