@@ -58,6 +58,8 @@ static void strip_outlined(char *f, const char *file)
     if (strncmp(f, ".omp_outlined.", 14) == 0 && file[0]) snprintf(f, 256, "%s", file);
 }
 
+static jager_site site_locked(const void *addr, omp_role role, omp_runtime rt);
+
 static jager_site site_new(const void *addr, omp_role role, omp_runtime rt)
 {
     char func[256], file[256], name[600];
@@ -72,10 +74,15 @@ static jager_site site_new(const void *addr, omp_role role, omp_runtime rt)
     if (line) snprintf(name, sizeof name, "%s @%s:%u", role_label[role], func, line);
     else snprintf(name, sizeof name, "%s @%s", role_label[role], func);
     jager_site s = omp_host->site_register(name, file[0] ? file : NULL, line);
+    /* A thread's work and join wait belong to one construct: name its region site, so tools
+     * can hang the workers' rows under the region. */
+    jager_site region = role == OMP_ROLE_REGION ? s
+                        : role == OMP_ROLE_WORK || role == OMP_ROLE_JOIN_WAIT ? site_locked(addr, OMP_ROLE_REGION, rt)
+                                                                               : 0;
     if (s && ev_site_role) {
-        uint64_t f[4] = {s, omp_host->intern(role_name[role]), omp_host->intern(role_kind[role]),
-                         omp_host->intern(rt_name[rt])};
-        omp_host->emit(ev_site_role, 0, f, 4);
+        uint64_t f[5] = {s, omp_host->intern(role_name[role]), omp_host->intern(role_kind[role]),
+                         omp_host->intern(rt_name[rt]), region};
+        omp_host->emit(ev_site_role, 0, f, 5);
     }
     return s;
 }
@@ -92,25 +99,32 @@ jager_site omp_site(const void *addr, omp_role role, omp_runtime rt)
     }
     /* First sight: under the lock, probe again and insert. */
     pthread_mutex_lock(&site_lock);
-    jager_site s = 0;
-    i = site_hash(k);
-    for (uint32_t n = 0; n < SITE_SLOTS; n++, i = (i + 1) & (SITE_SLOTS - 1)) {
-        uintptr_t have = atomic_load_explicit(&sites[i].key, memory_order_relaxed);
-        if (have == k) {
-            s = atomic_load_explicit(&sites[i].site, memory_order_relaxed);
-            break;
-        }
-        if (have == 0) {
-            s = site_new(addr, role, rt);
-            if (s) {
-                atomic_store_explicit(&sites[i].site, s, memory_order_relaxed);
-                atomic_store_explicit(&sites[i].key, k, memory_order_release);
-            }
-            break;
-        }
-    }
+    jager_site s = site_locked(addr, role, rt);
     pthread_mutex_unlock(&site_lock);
     /* A full table (4096 constructs) leaves further constructs unrecorded. */
+    return s;
+}
+
+/* Lookup or insert with site_lock held (site_new calls it again for a region site, which
+ * may take a slot: the free slot is looked for after it). */
+static jager_site site_locked(const void *addr, omp_role role, omp_runtime rt)
+{
+    uintptr_t k = site_key(addr, role);
+    uint32_t i = site_hash(k), n;
+    for (n = 0; n < SITE_SLOTS; n++, i = (i + 1) & (SITE_SLOTS - 1)) {
+        uintptr_t have = atomic_load_explicit(&sites[i].key, memory_order_relaxed);
+        if (have == k) return atomic_load_explicit(&sites[i].site, memory_order_relaxed);
+        if (have == 0) break;
+    }
+    if (n == SITE_SLOTS) return 0; /* full: 4096 (construct, role) pairs */
+    jager_site s = site_new(addr, role, rt);
+    if (!s) return 0;
+    for (n = 0, i = site_hash(k); n < SITE_SLOTS; n++, i = (i + 1) & (SITE_SLOTS - 1)) {
+        if (atomic_load_explicit(&sites[i].key, memory_order_relaxed) != 0) continue;
+        atomic_store_explicit(&sites[i].site, s, memory_order_relaxed);
+        atomic_store_explicit(&sites[i].key, k, memory_order_release);
+        break;
+    }
     return s;
 }
 
@@ -170,7 +184,8 @@ static jager_status omp_init_self(const jager_host_api *host, jager_plugin_handl
     static const jager_field_desc role_f[] = {{"site", JAGER_FIELD_SITE, 0},
                                               {"role", JAGER_FIELD_STRING, 0},
                                               {"kind", JAGER_FIELD_STRING, 0},
-                                              {"runtime", JAGER_FIELD_STRING, 0}};
+                                              {"runtime", JAGER_FIELD_STRING, 0},
+                                              {"region", JAGER_FIELD_SITE, 0}};
     static const jager_field_desc sum_f[] = {{"regions", JAGER_FIELD_U64, 0},  {"workers", JAGER_FIELD_U64, 0},
                                              {"loops", JAGER_FIELD_U64, 0},    {"barriers", JAGER_FIELD_U64, 0},
                                              {"joins", JAGER_FIELD_U64, 0},    {"criticals", JAGER_FIELD_U64, 0},
@@ -181,7 +196,7 @@ static jager_status omp_init_self(const jager_host_api *host, jager_plugin_handl
         host->log(self, JAGER_DIAG_WARN, "this core has no span functions for plugins (plugin ABI 1.1 needed)");
         return JAGER_E_UNSUPPORTED;
     }
-    jager_status st = host->register_type(self, "openmp.site_role", role_f, 4, &ev_site_role);
+    jager_status st = host->register_type(self, "openmp.site_role", role_f, 5, &ev_site_role);
     if (st == JAGER_OK) st = host->register_type(self, "openmp.summary", sum_f, 8, &ev_summary);
     if (st != JAGER_OK) return st;
     omp_self = self;

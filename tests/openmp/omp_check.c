@@ -25,6 +25,7 @@ typedef struct span {
 static span spans[MAXS];
 static size_t nspans;
 static char role_of[1024][64]; /* site → "role/kind" */
+static uint64_t region_of[1024]; /* site → its region site (openmp.site_role "region") */
 static int fails;
 
 #define CHECK(cond, ...)                                         \
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
             if (p.region >= 0) pends[npend++] = p;
         } else if (t_role && ev.type == t_role) {
             const jager_rec_plugin *p = (const jager_rec_plugin *)ev.rec;
+            if (p->fields[0] < 1024 && p->h.words >= 2 + 5) region_of[p->fields[0]] = p->fields[4];
             if (p->fields[0] < 1024)
                 snprintf(role_of[p->fields[0]], sizeof role_of[0], "%s/%s",
                          jager_reader_string(r, (uint32_t)p->fields[1]), jager_reader_string(r, (uint32_t)p->fields[2]));
@@ -158,6 +160,8 @@ int main(int argc, char **argv)
             CHECK(w->tnum >= 0 && w->tnum < T && w->tnum < 64, "omp.thread %lld in 0..%ld", (long long)w->tnum, T - 1);
             if (w->tnum < 0 || w->tnum >= 64) continue;
             CHECK(w->start >= g->start && w->end <= g->end, "a worker span lies inside its region");
+            CHECK(region_of[w->site] == g->site, "site_role names the region site of a work/join site (%llu, not %u)",
+                  (unsigned long long)region_of[w->site], g->site);
             if (work) seen_work[w->tnum]++;
             if (join) {
                 seen_join[w->tnum]++;
