@@ -621,7 +621,6 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         const char *role = jager_reader_string(m->reader, (uint32_t)field(p, R, rec, JP_ROLE_ROLE));
         if (!a || !role) break;
         a->role |= JM_SITE_ROLE_KNOWN;
-        a->role_region = (uint32_t)field(p, R, rec, JP_ROLE_REGION);
         if (!strcmp(role, "barrier_wait") || !strcmp(role, "lock_wait")) a->role |= JM_SITE_ROLE_WAIT;
         else if (!strcmp(role, "region")) a->role |= JM_SITE_ROLE_REGION;
         else if (!strcmp(role, "work")) a->role |= JM_SITE_ROLE_WORK;

@@ -152,7 +152,6 @@ typedef struct jm_site {
     uint32_t trig_first, trig_count;     /**< m->site_stacks (GC triggers inside this site) */
     uint64_t msg_other;                  /**< span errors whose message was not kept (cap) */
     uint32_t role;          /**< JM_SITE_ROLE_* bits from "<plugin>.site_role" events (0: none) */
-    jager_site region_site; /**< for a worker's site (OpenMP work, join wait): its region's site, else 0 */
 } jm_site;
 
 /* jm_site.role: what a plugin said the site measures (openmp.site_role, docs/openmp.md).

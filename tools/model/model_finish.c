@@ -43,35 +43,6 @@ static int by_thread_index(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The merged tree's heaviest node of \p site, or JM_NONE. */
-static uint32_t heaviest_node(const jm_tree *t, uint32_t site)
-{
-    uint32_t best = JM_NONE;
-    for (uint32_t i = 1; i < t->count; i++)
-        if (t->nodes[i].site == site && (best == JM_NONE || t->nodes[i].calls > t->nodes[best].calls)) best = i;
-    return best;
-}
-
-/* A thread's top-level spans go under the merged root, except a worker's share of a
- * parallel region (a site whose site_role names a region site, as the openmp plugin's
- * `omp work` and join waits do): it goes under that region's node, next to the primary
- * thread's share, so the merged tree reads region → every thread's work. */
-static int merge_thread_roots(jm_model *m, const jm_tree *t)
-{
-    const jm_priv *p = m->priv;
-    for (uint32_t c = t->nodes[0].first_child; c != JM_NONE; c = t->nodes[c].next_sibling) {
-        uint32_t dst = 0, w = t->nodes[c].site;
-        if (w < p->nacc && p->acc[w].role_region && p->acc[w].role_region != w) {
-            uint32_t r = heaviest_node(&m->merged, p->acc[w].role_region);
-            if (r != JM_NONE) dst = r;
-        }
-        if (jm_tree_merge(&m->merged, dst, t, c) != 0) return -1;
-    }
-    m->merged.folded_calls += t->folded_calls;
-    m->merged.unrecorded += t->unrecorded;
-    return 0;
-}
-
 static int merge_threads(jm_model *m)
 {
     /* Building state (slots) is gone by now: present threads in index order. */
@@ -86,7 +57,7 @@ static int merge_threads(jm_model *m)
         root->errors += tr->errors;
         root->gc_ns += tr->gc_ns;
         root->gc_pauses += tr->gc_pauses;
-        if (merge_thread_roots(m, t) != 0) return -1;
+        if (jm_tree_merge_children(&m->merged, 0, t) != 0) return -1;
         root = &m->merged.nodes[0];
         uint64_t os_tid = 0;
         const char *name = NULL;
@@ -177,7 +148,6 @@ static int build_sites(jm_model *m)
         jager_reader_site(m->reader, id, &name, &file, &line);
         s->id = id;
         s->role = id < p->nacc ? p->acc[id].role : 0;
-        s->region_site = id < p->nacc ? p->acc[id].role_region : 0;
         s->name = name && *name ? name : "?";
         s->file = file ? file : "";
         s->line = line;

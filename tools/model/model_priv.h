@@ -95,7 +95,6 @@ typedef struct jm_site_acc {
                             the site's first call that overlapped a pause */
     uint64_t site_time_gc_ns, site_time_pauses; /* gc.site_time */
     uint32_t role;       /* JM_SITE_ROLE_* from site_role events */
-    uint32_t role_region; /* the site_role "region" field: the construct's region site */
     int seen;
 } jm_site_acc;
 

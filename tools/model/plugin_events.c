@@ -19,7 +19,7 @@ static const jp_event dispatch_events[JP_DISPATCH_NEVENTS] = {
 };
 
 static const jp_event openmp_events[JP_OPENMP_NEVENTS] = {
-    [JP_OPENMP_SITE_ROLE] = {"openmp.site_role", {"site", "role", "kind", "region"}},
+    [JP_OPENMP_SITE_ROLE] = {"openmp.site_role", {"site", "role", "kind"}},
 };
 
 const jp_plugin jp_gc = {"gc", "gc.", gc_events, JP_GC_NEVENTS};

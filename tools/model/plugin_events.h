@@ -55,7 +55,7 @@ enum { JP_INSTABILITY_SITE, JP_INSTABILITY_SIGNATURE, JP_INSTABILITY_FLAGS, JP_I
 enum jp_openmp_event { JP_OPENMP_SITE_ROLE, JP_OPENMP_NEVENTS };
 /** openmp.site_role: what a site measures (docs/openmp.md). Any plugin's "<name>.site_role"
  *  with these fields is read the same way. */
-enum { JP_ROLE_SITE, JP_ROLE_ROLE, JP_ROLE_KIND, JP_ROLE_REGION };
+enum { JP_ROLE_SITE, JP_ROLE_ROLE, JP_ROLE_KIND };
 
 extern const jp_plugin jp_gc;
 extern const jp_plugin jp_dispatch;
