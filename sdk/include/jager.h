@@ -117,6 +117,7 @@ enum jager_status_code {
 #define JAGER_STATUS_ENUM(name, value, msg) JAGER_##name = value,
     JAGER_STATUS_MAP(JAGER_STATUS_ENUM)
 #undef JAGER_STATUS_ENUM
+    JAGER__STATUS_END = 0 /**< \internal ends the list without a trailing comma (C++98 -pedantic); not a status */
 };
 
 /**
@@ -640,25 +641,30 @@ JAGER_API const void *jager_extension_get(const char *id);
 /* ------------------------------------------------------------------------------------ */
 /** \name Convenience macros
  * JAGER_SPAN(name) opens a span that ends when the enclosing scope exits (GCC/Clang
- * cleanup attribute); the site is registered once per expansion. All of them compile to
+ * cleanup attribute); the site is registered once per expansion, so \p name must be a
+ * string literal (anything else does not compile; for names known only at run time use
+ * jager_site_register() and jager_span_begin()). All of them compile to
  * nothing when JAGER_NO_INSTRUMENTATION is defined.
  */
 #if defined(JAGER_NO_INSTRUMENTATION)
-#define JAGER_SPAN(name) ((void)0)
+#define JAGER_SPAN(name) ((void)sizeof("" name ""))
 #define JAGER_LOG(sev, msg) ((void)0)
 #define JAGER_MARK(name) ((void)0)
 #else
 /** \cond INTERNAL */
-static inline void jager__span_cleanup(jager_span *s)
+/* Never measured by -finstrument-functions (libjager-instrument.so): the helpers of a
+ * JAGER_SPAN are not the program's functions. */
+#define JAGER__NOINST __attribute__((no_instrument_function))
+JAGER__NOINST static inline void jager__span_cleanup(jager_span *s)
 {
     if (s->site) jager_span_end(*s);
 }
-static inline jager_span jager__span_inert(void)
+JAGER__NOINST static inline jager_span jager__span_inert(void)
 {
     jager_span s = {0, 0, 0};
     return s;
 }
-static inline jager_site jager__site_once(jager_site *cache, const char *name, const char *file, uint32_t line)
+JAGER__NOINST static inline jager_site jager__site_once(jager_site *cache, const char *name, const char *file, uint32_t line)
 {
     jager_site s = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
     if (__builtin_expect(s == 0, 0)) {
@@ -669,14 +675,20 @@ static inline jager_site jager__site_once(jager_site *cache, const char *name, c
 }
 #define JAGER__CAT2(a, b) a##b
 #define JAGER__CAT(a, b) JAGER__CAT2(a, b)
-/** \endcond */
-/** Open a span named \p name (a string literal) until the enclosing scope exits. */
-#define JAGER_SPAN(name)                                                                          \
-    static jager_site JAGER__CAT(jager__site_, __LINE__);                                         \
-    jager_span JAGER__CAT(jager__span_, __LINE__) __attribute__((cleanup(jager__span_cleanup))) = \
-        __builtin_expect(__atomic_load_n(&jager_active, __ATOMIC_RELAXED), 1)                     \
-            ? jager_span_begin(jager__site_once(&JAGER__CAT(jager__site_, __LINE__), (name), __FILE__, __LINE__)) \
+/* "" name "": the name must be a string literal (the site is registered once per
+ * expansion, so a variable's later values would all count under its first one); the
+ * span variable is used only by its cleanup, which Clang's -Wunused-variable ignores. */
+#define JAGER__SPAN(name, n)                                                                                 \
+    static jager_site JAGER__CAT(jager__site_, n);                                                          \
+    jager_span JAGER__CAT(jager__span_, n) __attribute__((cleanup(jager__span_cleanup), unused)) =          \
+        __builtin_expect(__atomic_load_n(&jager_active, __ATOMIC_RELAXED), 1)                               \
+            ? jager_span_begin(jager__site_once(&JAGER__CAT(jager__site_, n), "" name "", __FILE__, __LINE__)) \
             : jager__span_inert()
+/** \endcond */
+/** Open a span named \p name (a string literal) until the enclosing scope exits.
+ *  One per line and scope (the names it declares carry __LINE__, which, unlike
+ *  __COUNTER__, is the same in every translation unit that includes an inline function). */
+#define JAGER_SPAN(name) JAGER__SPAN(name, __LINE__)
 /** jager_log() with severity \p sev and body \p msg, no attributes. */
 #define JAGER_LOG(sev, msg) jager_log((sev), (msg), NULL, 0)
 /** jager_mark(\p name). */

@@ -37,7 +37,7 @@ extern "C" {
  * JAGER_PLUGIN_ABI_MAJOR, whatever its minor.
  */
 #define JAGER_PLUGIN_ABI_MAJOR 1 /**< plugins of another major are refused */
-#define JAGER_PLUGIN_ABI_MINOR 0 /**< fields appended to the tables */
+#define JAGER_PLUGIN_ABI_MINOR 1 /**< fields appended to the tables (1.1: the host's span functions) */
 
 /** Export macro for a plugin's entry symbol (the only symbol a plugin should export). */
 #if defined(__GNUC__)
@@ -150,7 +150,21 @@ typedef struct jager_host_api {
     /** Sites currently open on the calling thread, innermost first, into out (borrowed,
      *  cap entries); returns the count written (≤ cap). [any-thread][hot-path] */
     uint32_t (*open_sites)(jager_site *out, uint32_t cap);
-    void *reserved[8]; /**< NULL; future minors put functions here */
+    /* ---- 1.1 (took reserved slots 0..4; NULL in a 1.0 host: check abi_minor >= 1) ---- */
+    /** jager_site_register(): a plugin that records regions as spans (OpenMP, MPI calls)
+     *  names its sites like the application does. [any-thread] (lock) \since 1.1 */
+    jager_site (*site_register)(const char *name, const char *file, uint32_t line);
+    /** jager_span_begin() on the calling thread. [any-thread][hot-path] \since 1.1 */
+    jager_span (*span_begin)(jager_site site);
+    /** jager_span_end() on the calling thread. [any-thread][hot-path] \since 1.1 */
+    void (*span_end)(jager_span span);
+    /** jager_span_set_attrs(). [any-thread] (no lock) \since 1.1 */
+    void (*span_set_attrs)(jager_span span, const jager_attr *attrs, size_t nattrs);
+    /** jager_span_end() with the end time given: \p end_ns is a now_ns() value taken
+     *  earlier on any thread (a runtime that reports an end late); an end before the
+     *  start counts as no time. [any-thread][hot-path] \since 1.1 */
+    void (*span_end_ns)(jager_span span, uint64_t end_ns);
+    void *reserved[3]; /**< NULL; future minors put functions here */
 } jager_host_api;
 
 /* ------------------------------------------------------------------------------------ */

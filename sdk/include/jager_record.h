@@ -128,11 +128,18 @@ typedef struct jager_rec_span_error {
  * A plugin record: header (aux free for the plugin, 0 by default), `u64 time_ns`, then
  * one 8-byte value per field of the registered type, in declaration order.
  */
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wc99-extensions" /* the flexible array member below, in C++ */
+#endif
 typedef struct jager_rec_plugin {
     jager_record h; /**< record header */
     uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint64_t fields[]; /**< reinterpret per jager_field_desc.kind */
+    __extension__ uint64_t fields[]; /**< reinterpret per jager_field_desc.kind (a C99 flexible array member; __extension__ keeps C++ -pedantic quiet) */
 } jager_rec_plugin;
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 /* ------------------------------------------------------------------------------------ */
 /** \name Self-describing event types

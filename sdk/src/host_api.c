@@ -112,6 +112,8 @@ static uint32_t host_open_sites(jager_site *out, uint32_t cap)
     return n;
 }
 
+void jg_span_end_ns(jager_span span, uint64_t end_ns); /* span.c */
+
 static const jager_host_api host_api = {
     .struct_size = sizeof(jager_host_api),
     .abi_major = JAGER_PLUGIN_ABI_MAJOR,
@@ -133,6 +135,11 @@ static const jager_host_api host_api = {
     .counter_info = host_counter_info,
     .stack_get = host_stack_get,
     .open_sites = host_open_sites,
+    .site_register = jager_site_register,
+    .span_begin = jager_span_begin,
+    .span_end = jager_span_end,
+    .span_set_attrs = jager_span_set_attrs,
+    .span_end_ns = jg_span_end_ns,
 };
 
 const jager_host_api *jg_host_api(void) { return &host_api; }

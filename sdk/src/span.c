@@ -282,6 +282,19 @@ static JG_INLINE void span_end(jager_span span, uint64_t bytes)
 }
 
 void jager_span_end(jager_span span) { span_end(span, 0); }
+
+/* The host API's span_end_ns: the end stamp is a jager_now_ns() value the caller took
+ * earlier (a runtime that reports an end late, e.g. an OpenMP worker's join barrier at
+ * the next fork). An end before the start counts as no time. */
+void jg_span_end_ns(jager_span span, uint64_t end_ns)
+{
+    if (JG_UNLIKELY(span.site == 0 || !atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
+    uint64_t t0 = span.start_ns;
+#if defined(__x86_64__)
+    if (JG_LIKELY(jg_clock_state.use_tsc)) t0 = jg_tsc_to_ns(t0);
+#endif
+    span_end_at(t0, SID(span.site, span.id), 0, end_ns, 0);
+}
 void jager_span_end_bytes(jager_span span, uint64_t bytes) { span_end(span, bytes); }
 
 /* ---- statistics ---- */

@@ -51,12 +51,13 @@ static void test_table_header(void **st)
     assert_int_equal(f->h->struct_size, sizeof(jager_host_api));
     assert_int_equal(f->h->abi_major, JAGER_PLUGIN_ABI_MAJOR);
     assert_int_equal(f->h->abi_minor, JAGER_PLUGIN_ABI_MINOR);
-    /* Every 1.0 function is present, every reserved slot NULL. */
+    /* Every 1.0 and 1.1 function is present, every reserved slot NULL; 1.1 took 5 of the 8. */
     const void *const *fn = (const void *const *)&f->h->register_type;
     size_t nfn = (offsetof(jager_host_api, reserved) - offsetof(jager_host_api, register_type)) / sizeof(void *);
-    assert_int_equal(nfn, 17);
+    assert_int_equal(nfn, 17 + 5);
     for (size_t i = 0; i < nfn; i++) assert_non_null(fn[i]);
-    for (size_t i = 0; i < 8; i++) assert_null(f->h->reserved[i]);
+    for (size_t i = 0; i < 3; i++) assert_null(f->h->reserved[i]);
+    assert_int_equal(offsetof(jager_host_api, reserved) + sizeof f->h->reserved, sizeof(jager_host_api));
 }
 
 static void test_register_type_requires_own_prefix(void **st)
@@ -158,6 +159,37 @@ static void test_log_is_a_diagnostic_from_the_plugin(void **st)
     assert_int_equal(d[1].level, 24);
 }
 
+/* 1.1: a plugin records spans through the table; span_end_ns ends one at a given time. */
+static void test_spans_through_the_table(void **st)
+{
+    fixture *f = *st;
+    jager_site s = f->h->site_register("host.span", "h.c", 7);
+    assert_int_equal(s, jager_site_register("host.span", "h.c", 7));
+    jager_span outer = f->h->span_begin(s);
+    assert_int_equal(outer.site, s);
+    jager_attr a = {"k", JAGER_ATTR_I64, 0, {.i64 = 5}};
+    f->h->span_set_attrs(outer, &a, 1);
+    uint64_t t0 = f->h->now_ns();
+    jager_span late = f->h->span_begin(s);
+    tu_sleep_ns(2000000);
+    f->h->span_end_ns(late, t0 + 1000);   /* before its start: no time */
+    f->h->span_end(outer);
+    jager_site_stat ss = {.struct_size = sizeof ss};
+    assert_int_equal(jager_site_stats(s, &ss), JAGER_OK);
+    assert_int_equal(ss.calls, 2);
+    assert_true(ss.min_ns < 1000);
+    assert_true(ss.max_ns >= 2000000);
+    jager_span e = f->h->span_begin(s);
+    uint64_t t1 = f->h->now_ns();
+    f->h->span_end_ns(e, t1 + 5000000);    /* 5 ms after its start, whenever called */
+    assert_int_equal(jager_site_stats(s, &ss), JAGER_OK);
+    assert_int_equal(ss.calls, 3);
+    assert_true(ss.max_ns >= 5000000 && ss.max_ns < 5100000);
+    f->h->span_end_ns((jager_span){0, 0, 0}, t1); /* inert: nothing */
+    assert_int_equal(jager_site_stats(s, &ss), JAGER_OK);
+    assert_int_equal(ss.calls, 3);
+}
+
 static void test_open_sites_innermost_first(void **st)
 {
     fixture *f = *st;
@@ -249,6 +281,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_strings_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_is_a_diagnostic_from_the_plugin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_sites_innermost_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spans_through_the_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_site_thread_counter_metadata_stack_info, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

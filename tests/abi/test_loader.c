@@ -154,7 +154,7 @@ static void test_unknown_major_refused(void **st)
     abi_start(&r, "major", TP_DIR);
     assert_int_equal(r.init_status, JAGER_OK); /* init succeeds without the plugin */
     assert_int_equal(jg_plugins_count(), 0);
-    assert_one_refusal(&r, "major", 3, "plugin 'major'", "ABI 2.3", "speaks 1.0");
+    assert_one_refusal(&r, "major", 3, "plugin 'major'", "ABI 2.3", "speaks 1.1");
     assert_still_records(&r, 100);
     abi_finish(&r);
 }

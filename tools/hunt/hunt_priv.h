@@ -43,6 +43,9 @@ int hunt_nesting_under(const hunt_nesting *nest, jager_site inner, jager_site ou
 void hunt_nesting_free(hunt_nesting *nest);
 /** 1 if a region name says it waits for others (barrier, lock, wait, recv, join, …). */
 int hunt_is_wait(const char *name);
+/** 1 if site \p s waits for others: by its role when a plugin named one
+ *  (JM_SITE_ROLE_KNOWN: openmp.site_role), else by its name (hunt_is_wait). */
+int hunt_site_is_wait(const jm_site *s);
 /** "1.23 s" etc. into a caller buffer. */
 const char *hunt_ns(char *buf, size_t size, double ns);
 

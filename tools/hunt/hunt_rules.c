@@ -202,6 +202,12 @@ int hunt_is_wait(const char *name)
     return 0;
 }
 
+int hunt_site_is_wait(const jm_site *s)
+{
+    if (s->role & JM_SITE_ROLE_KNOWN) return (s->role & JM_SITE_ROLE_WAIT) != 0;
+    return hunt_is_wait(s->name);
+}
+
 const char *hunt_ns(char *buf, size_t size, double ns) { return tu_fmt_ns(buf, size, ns); }
 
 /* Warnings about the recording first, then cost (unknown cost last), generic notes at the end. */

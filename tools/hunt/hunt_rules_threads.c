@@ -17,7 +17,7 @@
 static int per_thread_site_ns(const jm_model *m, uint64_t *out, uint8_t *not_work)
 {
     for (jager_site s = 1; s < m->nsites; s++)
-        if (hunt_is_wait(m->sites[s].name)) not_work[s] |= 1;
+        if (hunt_site_is_wait(&m->sites[s])) not_work[s] |= 1;
     for (uint32_t t = 0; t < m->nthreads; t++) {
         const jm_tree *tr = &m->threads[t].tree;
         if (jm_tree_site_times(tr, m->nsites, out + (size_t)t * m->nsites, NULL) != 0) return -1;

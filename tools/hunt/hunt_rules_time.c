@@ -71,7 +71,7 @@ void hunt_rule_slow_regions(const jm_model *m, hunt_list *l)
                             s->name, (unsigned long long)s->tail_calls, (unsigned long long)s->calls, JM_TAIL_FACTOR,
                             hunt_ns(a, sizeof a, (double)s->p50_ns), hunt_ns(b, sizeof b, (double)s->p99_ns),
                             hunt_ns(c, sizeof c, (double)s->max_ns), hunt_ns(d, sizeof d, cost), f->pct_of_run);
-        if (hunt_is_wait(s->name))
+        if (hunt_site_is_wait(s))
             f->hint = hunt_fmt(l, "`%s` waits for other threads or ranks: its slow calls are time spent waiting for the "
                                   "slowest participant (load imbalance). Balance the work before the wait (smaller or "
                                   "dynamically scheduled chunks) or overlap it with independent work; the report's "

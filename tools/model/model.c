@@ -481,6 +481,7 @@ static const struct role_def {
     {&jp_cuda, JP_CUDA_MEMCPY, JM_ROLE_CUDA_MEMCPY},
     {&jp_cuda, JP_CUDA_SUMMARY, JM_ROLE_CUDA_SUMMARY},
     {&jp_cuda, JP_CUDA_DEVICE, JM_ROLE_CUDA_DEVICE},
+    {&jp_openmp, JP_OPENMP_SITE_ROLE, JM_ROLE_SITE_ROLE},
 };
 
 static void resolve_role(jm_model *m, uint16_t type)
@@ -493,7 +494,9 @@ static void resolve_role(jm_model *m, uint16_t type)
         p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
         const struct role_def *rd = &role_defs[i];
-        if (!jp_is(d->name, rd->plugin, rd->event)) continue;
+        /* Any plugin's "<name>.site_role" reads like openmp's (fields found by name). */
+        if (!jp_is(d->name, rd->plugin, rd->event) && !(rd->role == JM_ROLE_SITE_ROLE && jp_is_site_role(d->name)))
+            continue;
         for (int f = 0; f < JM_ROLE_FIELDS && f < JP_MAX_FIELDS && jp_field(rd->plugin, rd->event, f); f++) {
             uint32_t k = jp_field_index(d, rd->plugin, rd->event, f);
             p->fields[rd->role][f] = k < JAGER_MAX_FIELDS ? (int8_t)k : -1;
@@ -619,6 +622,16 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         return;
     }
     switch (R) {
+    case JM_ROLE_SITE_ROLE: {
+        jm_site_acc *a = site_acc(m, (uint32_t)field(p, R, rec, JP_ROLE_SITE));
+        const char *role = jager_reader_string(m->reader, (uint32_t)field(p, R, rec, JP_ROLE_ROLE));
+        if (!a || !role) break;
+        a->role |= JM_SITE_ROLE_KNOWN;
+        if (!strcmp(role, "barrier_wait") || !strcmp(role, "lock_wait")) a->role |= JM_SITE_ROLE_WAIT;
+        else if (!strcmp(role, "region")) a->role |= JM_SITE_ROLE_REGION;
+        else if (!strcmp(role, "work")) a->role |= JM_SITE_ROLE_WORK;
+        break;
+    }
     case JM_ROLE_GC_PAUSE:
         add_gc_pause(m, ev, rec);
         break;

@@ -151,7 +151,15 @@ typedef struct jm_site {
     uint32_t msg_first, msg_count;       /**< m->messages */
     uint32_t trig_first, trig_count;     /**< m->site_stacks (GC triggers inside this site) */
     uint64_t msg_other;                  /**< span errors whose message was not kept (cap) */
+    uint32_t role;          /**< JM_SITE_ROLE_* bits from "<plugin>.site_role" events (0: none) */
 } jm_site;
+
+/* jm_site.role: what a plugin said the site measures (openmp.site_role, docs/openmp.md).
+ * Tools decide "is this a wait" by role when KNOWN is set, by name only otherwise. */
+#define JM_SITE_ROLE_KNOWN 1u  /**< a site_role event named this site */
+#define JM_SITE_ROLE_WAIT 2u   /**< role barrier_wait or lock_wait */
+#define JM_SITE_ROLE_REGION 4u /**< role region (a parallel region on its encountering thread) */
+#define JM_SITE_ROLE_WORK 8u   /**< role work (one thread's share of a region) */
 
 /* ------------------------------------------------------------------------------------ */
 /* GC                                                                                    */

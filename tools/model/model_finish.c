@@ -147,6 +147,7 @@ static int build_sites(jm_model *m)
         uint32_t line = 0;
         jager_reader_site(m->reader, id, &name, &file, &line);
         s->id = id;
+        s->role = id < p->nacc ? p->acc[id].role : 0;
         s->name = name && *name ? name : "?";
         s->file = file ? file : "";
         s->line = line;

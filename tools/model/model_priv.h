@@ -94,6 +94,7 @@ typedef struct jm_site_acc {
     uint64_t *hist_nogc; /* the same with each call's GC pause time taken out; allocated at
                             the site's first call that overlapped a pause */
     uint64_t site_time_gc_ns, site_time_pauses; /* gc.site_time */
+    uint32_t role;       /* JM_SITE_ROLE_* from site_role events */
     int seen;
 } jm_site_acc;
 
@@ -114,6 +115,7 @@ enum jm_role {
     JM_ROLE_CUDA_MEMCPY,
     JM_ROLE_CUDA_SUMMARY,
     JM_ROLE_CUDA_DEVICE,
+    JM_ROLE_SITE_ROLE, /* "<plugin>.site_role" (openmp.site_role) */
     JM_ROLE_COUNT
 };
 #define JM_ROLE_FIELDS 16

@@ -27,9 +27,19 @@ static const jp_event cuda_events[JP_CUDA_NEVENTS] = {
     [JP_CUDA_SUMMARY] = {"cuda.summary",
                          {"dropped_records", "pool_exhausted", "correlation_misses", "suggested_memory_bytes"}},
     [JP_CUDA_DEVICE] = {"cuda.device", {"sm_count", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm"}},
+static const jp_event openmp_events[JP_OPENMP_NEVENTS] = {
+    [JP_OPENMP_SITE_ROLE] = {"openmp.site_role", {"site", "role", "kind"}},
 };
 
 const jp_plugin jp_gc = {"gc", "gc.", gc_events, JP_GC_NEVENTS};
+const jp_plugin jp_openmp = {"openmp", "openmp.", openmp_events, JP_OPENMP_NEVENTS};
+
+int jp_is_site_role(const char *type_name)
+{
+    static const char suffix[] = ".site_role";
+    size_t n = type_name ? strlen(type_name) : 0, k = sizeof suffix - 1;
+    return n > k && !strcmp(type_name + n - k, suffix);
+}
 const jp_plugin jp_dispatch = {"dispatch", "dispatch.", dispatch_events, JP_DISPATCH_NEVENTS};
 const jp_plugin jp_cuda = {"cuda", "cuda.", cuda_events, JP_CUDA_NEVENTS};
 

@@ -69,6 +69,14 @@ enum { JP_DEV_SM_COUNT, JP_DEV_MAX_THREADS_PER_SM, JP_DEV_REGISTERS_PER_SM, JP_D
 extern const jp_plugin jp_gc;
 extern const jp_plugin jp_dispatch;
 extern const jp_plugin jp_cuda;
+/* ---- openmp (plugins/openmp) ---- */
+enum jp_openmp_event { JP_OPENMP_SITE_ROLE, JP_OPENMP_NEVENTS };
+/** openmp.site_role: what a site measures (docs/openmp.md). Any plugin's "<name>.site_role"
+ *  with these fields is read the same way. */
+enum { JP_ROLE_SITE, JP_ROLE_ROLE, JP_ROLE_KIND };
+extern const jp_plugin jp_openmp;
+/** 1 if \p type_name is a "<plugin>.site_role" type. */
+int jp_is_site_role(const char *type_name);
 
 /** Name of event \p event of \p plugin ("gc.pause"). */
 static inline const char *jp_name(const jp_plugin *plugin, int event) { return plugin->events[event].name; }
