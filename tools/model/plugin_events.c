@@ -27,6 +27,8 @@ static const jp_event cuda_events[JP_CUDA_NEVENTS] = {
     [JP_CUDA_SUMMARY] = {"cuda.summary",
                          {"dropped_records", "pool_exhausted", "correlation_misses", "suggested_memory_bytes"}},
     [JP_CUDA_DEVICE] = {"cuda.device", {"sm_count", "max_threads_per_sm", "registers_per_sm", "shared_bytes_per_sm"}},
+};
+
 static const jp_event openmp_events[JP_OPENMP_NEVENTS] = {
     [JP_OPENMP_SITE_ROLE] = {"openmp.site_role", {"site", "role", "kind"}},
 };
