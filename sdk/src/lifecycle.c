@@ -29,7 +29,7 @@ static pthread_rwlock_t life_lock = PTHREAD_RWLOCK_INITIALIZER;
 static __thread int in_life __attribute__((tls_model("initial-exec")));
 static int initialized;
 static int clock_done;
-static pid_t owner_pid; /* the process that called jager_init: a forked child is not it */
+static _Atomic(pid_t) owner_pid; /* the process that called jager_init: a forked child is not it */
 
 static void life_wrlock(void)
 {
