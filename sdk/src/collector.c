@@ -2,6 +2,8 @@
  * request, reports drops as records, and on stop does a final drain and closes the sinks.
  * Sinks are called only from the thread that drains (never concurrently with themselves). */
 #include <errno.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,7 @@
 typedef struct sink_slot {
     jager_sink s;
     int opened;
-    int failed_reported;
+    int failed_reported; /* also set from the start for a sink that reports its own failures */
 } sink_slot;
 
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -23,8 +25,11 @@ static sink_slot sinks[MAX_SINKS];
 static int nsinks;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake;       /* collector waits here (CLOCK_MONOTONIC) */
+static sem_t wake;                /* collector waits here: posted by flushers, stop, and signal
+                                     handlers (sem_post is async-signal-safe) */
 static pthread_cond_t done;       /* flushers wait here */
+static _Atomic(int) sig_req;      /* JG_SIGREQ_*: what a signal handler asked for */
+static _Atomic(int) sig_done;     /* set when that is done */
 static int cv_ready;
 static pthread_t thread;
 static int running, stopping;
@@ -40,7 +45,11 @@ static uint64_t last_sink_flush_ns, written_at_flush; /* collector thread only *
 uint64_t jg_collector_written(void) { return atomic_load_explicit(&written, memory_order_relaxed); }
 uint64_t jg_collector_sink_drops(void) { return atomic_load_explicit(&sink_drops, memory_order_relaxed); }
 
-jager_status jg_sink_add(const jager_sink *sink)
+static jager_status sink_add(const jager_sink *sink, int reports_itself);
+jager_status jg_sink_add(const jager_sink *sink) { return sink_add(sink, 0); }
+jager_status jg_sink_add_self_reporting(const jager_sink *sink) { return sink_add(sink, 1); }
+
+static jager_status sink_add(const jager_sink *sink, int reports_itself)
 {
     if (!sink || sink->struct_size < offsetof(jager_sink, close) + sizeof(void *) || !sink->write)
         return jg_error(JAGER_E_INVALID, "sink: NULL, too old a struct, or no write callback");
@@ -51,6 +60,7 @@ jager_status jg_sink_add(const jager_sink *sink)
     } else {
         memset(&sinks[nsinks], 0, sizeof sinks[nsinks]);
         memcpy(&sinks[nsinks].s, sink, sink->struct_size < sizeof(jager_sink) ? sink->struct_size : sizeof(jager_sink));
+        sinks[nsinks].failed_reported = reports_itself;
         nsinks++;
     }
     pthread_mutex_unlock(&sink_lock);
@@ -133,7 +143,17 @@ static void write_batch(uint32_t thread_index, size_t len, uint64_t events)
     atomic_fetch_add_explicit(&written, events, memory_order_relaxed);
 }
 
-/* Drain every ring once; optionally flush the sinks. */
+/* Free the rings whose threads are gone and that are drained, unless a drain is walking
+ * the list right now (the next drain reaps them then). Caller holds the rings lock. */
+void jg_rings_reap_idle(void)
+{
+    if (pthread_mutex_trylock(&drain_lock) != 0) return;
+    jg_rings_reap();
+    pthread_mutex_unlock(&drain_lock);
+}
+
+/* Drain every ring once; optionally flush the sinks. Only a drain (under drain_lock)
+ * frees rings, so the list it walks stays valid. */
 static void drain_all(int flush_sinks)
 {
     pthread_mutex_lock(&drain_lock);
@@ -161,6 +181,59 @@ static void drain_all(int flush_sinks)
     pthread_mutex_unlock(&drain_lock);
 }
 
+/* Close every sink after a last flush (the final drain is the caller's). */
+static void finish_sinks(void)
+{
+    pthread_mutex_lock(&sink_lock);
+    open_pending();
+    for (int i = 0; i < nsinks; i++) {
+        if (sinks[i].opened > 0 && sinks[i].s.flush) sinks[i].s.flush(sinks[i].s.ctx);
+        /* every sink is closed, also one whose open failed: close frees what it holds */
+        if (sinks[i].opened != 0 && sinks[i].s.close) sinks[i].s.close(sinks[i].s.ctx);
+    }
+    nsinks = 0;
+    pthread_mutex_unlock(&sink_lock);
+}
+
+void jg_collector_signal(int what)
+{
+    atomic_store_explicit(&sig_done, 0, memory_order_relaxed);
+    atomic_store_explicit(&sig_req, what, memory_order_release);
+    if (cv_ready) sem_post(&wake);
+}
+
+int jg_collector_signal_done(void) { return atomic_load_explicit(&sig_done, memory_order_acquire); }
+
+/* What a signal handler asked for, on the collector (a normal thread context): a drain
+ * and sink flush, or the end of the recording (final drain, symbols, sinks closed), after
+ * which the collector stops. Returns 1 when it stopped. */
+static int serve_signal(void)
+{
+    int what = atomic_exchange_explicit(&sig_req, 0, memory_order_acq_rel);
+    if (!what) return 0;
+    drain_all(what == JG_SIGREQ_FLUSH);
+    if (what == JG_SIGREQ_FINISH) {
+        jg_symbols_resolve_native();
+        finish_sinks();
+    }
+    atomic_store_explicit(&sig_done, 1, memory_order_release);
+    return what == JG_SIGREQ_FINISH;
+}
+
+/* Wait for a post of `wake` or the flush interval, with `mu` released meanwhile. */
+static void wait_wake(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)JG_CFG(flush_interval_ms) * 1000000u;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_mutex_unlock(&mu);
+    while (sem_timedwait(&wake, &ts) != 0 && errno == EINTR) {
+    }
+    pthread_mutex_lock(&mu);
+}
+
 static void *collector_main(void *arg)
 {
     (void)arg;
@@ -168,16 +241,18 @@ static void *collector_main(void *arg)
     pthread_mutex_lock(&mu);
     while (!stopping) {
         uint64_t want = flush_req;
-        if (want == flush_done) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)jg_cfg.c.flush_interval_ms * 1000000u;
-            ts.tv_sec += (time_t)(ns / 1000000000u);
-            ts.tv_nsec = (long)(ns % 1000000000u);
-            pthread_cond_timedwait(&wake, &mu, &ts);
+        if (want == flush_done && !atomic_load_explicit(&sig_req, memory_order_acquire)) {
+            wait_wake();
             want = flush_req;
         }
         if (stopping) break;
+        if (atomic_load_explicit(&sig_req, memory_order_acquire)) {
+            pthread_mutex_unlock(&mu);
+            int stopped = serve_signal();
+            pthread_mutex_lock(&mu);
+            if (stopped) break;
+            continue;
+        }
         int requested = want != flush_done;
         pthread_mutex_unlock(&mu);
         if (requested) jg_plugins_flush();
@@ -203,15 +278,13 @@ static void *collector_main(void *arg)
 jager_status jg_collector_start(void)
 {
     if (!cv_ready) {
-        pthread_condattr_t a;
-        pthread_condattr_init(&a);
-        pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-        pthread_cond_init(&wake, &a);
-        pthread_condattr_destroy(&a);
+        sem_init(&wake, 0, 0);
         pthread_cond_init(&done, NULL);
         cv_ready = 1;
     }
+    atomic_store_explicit(&sig_req, 0, memory_order_relaxed);
     /* Leftovers of an earlier run (events that raced its shutdown) are not this run's. */
+    pthread_mutex_lock(&drain_lock);
     jg_rings_lock();
     for (jg_ring *r = jg_rings_head(); r; r = r->next) {
         atomic_store_explicit(&r->tail, atomic_load_explicit(&r->head, memory_order_acquire), memory_order_release);
@@ -224,6 +297,7 @@ jager_status jg_collector_start(void)
     }
     jg_rings_reap();
     jg_rings_unlock();
+    pthread_mutex_unlock(&drain_lock);
     atomic_store_explicit(&written, 0, memory_order_relaxed);
     atomic_store_explicit(&sink_drops, 0, memory_order_relaxed);
     pthread_mutex_lock(&sink_lock);
@@ -234,7 +308,17 @@ jager_status jg_collector_start(void)
     flush_req = flush_done = 0;
     last_sink_flush_ns = jg_now_ns();
     written_at_flush = 0;
+    /* The collector's writes must not raise SIGPIPE in the host, and SIGINT/SIGTERM must
+     * reach a program thread (whose handler waits for this one): the thread starts with
+     * them blocked. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPIPE);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = pthread_create(&thread, NULL, collector_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     running = rc == 0;
     pthread_mutex_unlock(&mu);
     if (rc) return jg_error(JAGER_E_NOMEM, "cannot start the collector thread (%s)", strerror(rc));
@@ -252,7 +336,7 @@ jager_status jg_collector_flush(void)
         return JAGER_OK;
     }
     uint64_t my = ++flush_req;
-    pthread_cond_signal(&wake);
+    sem_post(&wake);
     while (flush_done < my && running) pthread_cond_wait(&done, &mu);
     pthread_mutex_unlock(&mu);
     return JAGER_OK;
@@ -263,7 +347,7 @@ void jg_collector_stop(void)
     pthread_mutex_lock(&mu);
     int was_running = running;
     stopping = 1;
-    pthread_cond_broadcast(&wake);
+    if (cv_ready) sem_post(&wake);
     pthread_mutex_unlock(&mu);
     if (was_running) pthread_join(thread, NULL);
     pthread_mutex_lock(&mu);
@@ -276,15 +360,7 @@ void jg_collector_stop(void)
     jg_rings_set_collector(0);
     /* Name what no binding named, so the file carries every stack's frames. */
     jg_symbols_resolve_native();
-    pthread_mutex_lock(&sink_lock);
-    open_pending();
-    for (int i = 0; i < nsinks; i++) {
-        if (sinks[i].opened > 0 && sinks[i].s.flush) sinks[i].s.flush(sinks[i].s.ctx);
-        /* every sink is closed, also one whose open failed: close frees what it holds */
-        if (sinks[i].opened != 0 && sinks[i].s.close) sinks[i].s.close(sinks[i].s.ctx);
-    }
-    nsinks = 0;
-    pthread_mutex_unlock(&sink_lock);
+    finish_sinks();
     pthread_mutex_lock(&drain_lock);
     free(buf);
     buf = NULL;

@@ -126,7 +126,8 @@ jager_status jg_config_copy(const jager_config *src)
     memcpy(&c, src, n);
     c.struct_size = sizeof c;
     jg_config_free();
-    jg_cfg.c = c;
+    /* Strings are read by init alone; the scalars also by threads still finishing an event
+     * of the previous run, so each is published with an atomic store (JG_CFG reads). */
     jg_cfg.c.output = dup_or_null(c.output);
     jg_cfg.c.plugins = dup_or_null(c.plugins);
     jg_cfg.c.plugin_path = dup_or_null(c.plugin_path);
@@ -139,10 +140,16 @@ jager_status jg_config_copy(const jager_config *src)
     /* Rings are powers of two between 4 KiB and 4 GiB. */
     uint64_t rb = 4096;
     while (rb < c.ring_bytes && rb < (1ull << 32)) rb <<= 1;
-    jg_cfg.c.ring_bytes = rb;
-    if (jg_cfg.c.sample_n == 0) jg_cfg.c.sample_n = 1;
-    if (jg_cfg.c.flush_interval_ms == 0) jg_cfg.c.flush_interval_ms = 50;
-    if (jg_cfg.c.max_threads == 0) jg_cfg.c.max_threads = 1024;
+    JG_CFG_SET(struct_size, c.struct_size);
+    JG_CFG_SET(disable, c.disable);
+    JG_CFG_SET(ring_bytes, rb);
+    JG_CFG_SET(ring_mode, c.ring_mode);
+    JG_CFG_SET(flush_interval_ms, c.flush_interval_ms ? c.flush_interval_ms : 50);
+    JG_CFG_SET(sample_mode, c.sample_mode);
+    JG_CFG_SET(sample_n, c.sample_n ? c.sample_n : 1);
+    JG_CFG_SET(sample_interval_ns, c.sample_interval_ns);
+    JG_CFG_SET(max_threads, c.max_threads ? c.max_threads : 1024);
+    JG_CFG_SET(quiet, c.quiet);
     return JAGER_OK;
 }
 
@@ -152,5 +159,6 @@ static void jg_config_free(void)
     free((char *)jg_cfg.c.plugins);
     free((char *)jg_cfg.c.plugin_path);
     free((char *)jg_cfg.c.filter);
-    memset(&jg_cfg, 0, sizeof jg_cfg);
+    jg_cfg.c.output = jg_cfg.c.plugins = jg_cfg.c.plugin_path = jg_cfg.c.filter = NULL;
+    /* the scalars keep their values until the next copy replaces them, atomically */
 }

@@ -238,7 +238,7 @@ void jg_diag(const char *source, jager_severity level, const char *msg)
 {
     if (!source) source = "core";
     if (!msg) msg = "";
-    if (!jg_cfg.c.quiet) fprintf(stderr, "jager: %s: %s\n", source, msg);
+    if (!JG_CFG(quiet)) fprintf(stderr, "jager: %s: %s\n", source, msg);
     if (!atomic_load_explicit(&jg_enabled, memory_order_acquire)) return;
     size_t mlen = strlen(msg);
     if (mlen > LOG_BODY_MAX) mlen = LOG_BODY_MAX;

@@ -24,7 +24,11 @@
  */
 #define LZ4F_STATIC_LINKING_ONLY
 #include <errno.h>
+#include <fcntl.h>
 #include <lz4frame.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,17 +46,56 @@ static void fs_fail(file_sink *fs, const char *what, int err)
     fs->failed = 1;
     for (uint32_t t = 0; t < fs->npend; t++)
         fs->events_lost += fs->pend[t].events;
-    if (!jg_cfg.c.quiet)
-        fprintf(stderr, "jager: file sink: %s: %s: %s (the recording stops here; later events are counted as dropped)\n",
-                fs->path, what, err ? strerror(err) : "failed");
+    if (!JG_CFG(quiet))
+        fprintf(stderr, "jager: file sink: %s: %s%s%s (the recording stops here; later events are counted as dropped)\n",
+                fs->path, what, err ? ": " : "", err ? strerror(err) : "");
+}
+
+/* Writes from Jäger's threads never raise SIGPIPE in the host (a FIFO or pipe whose reader
+ * left): the collector runs with SIGPIPE blocked, and a write from a program thread (the
+ * final drain in jager_shutdown) blocks it around the write and takes back the SIGPIPE the
+ * write raised, unless one was pending already. The write then fails with EPIPE: one
+ * diagnostic, the sink stops, later events are counted as dropped. */
+typedef struct nosigpipe {
+    sigset_t old;
+    int was_pending;
+} nosigpipe;
+
+static void nosigpipe_begin(nosigpipe *g)
+{
+    sigset_t set, pending;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    sigemptyset(&pending);
+    sigpending(&pending);
+    g->was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+}
+
+static void nosigpipe_end(nosigpipe *g, int err)
+{
+    if (err == EPIPE && !g->was_pending) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGPIPE);
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
 static int fs_fwrite(file_sink *fs, const void *p, size_t n)
 {
     if (fs->failed) return -1;
+    nosigpipe g;
+    nosigpipe_begin(&g);
     errno = 0;
-    if (fwrite(p, 1, n, fs->f) != n) {
-        fs_fail(fs, "write failed", errno ? errno : EIO);
+    int ok = fwrite(p, 1, n, fs->f) == n;
+    int err = errno;
+    nosigpipe_end(&g, err);
+    if (!ok) {
+        fs_fail(fs, "write failed", err ? err : EIO);
         return -1;
     }
     fs->emitted = 1;
@@ -64,9 +107,14 @@ static int fs_sync(file_sink *fs)
     if (fs->failed) return -1;
     if (!fs->emitted) return 0;
     fs->emitted = 0;
+    nosigpipe g;
+    nosigpipe_begin(&g);
     errno = 0;
-    if (fflush(fs->f) != 0) {
-        fs_fail(fs, "write failed", errno ? errno : EIO);
+    int ok = fflush(fs->f) == 0;
+    int err = errno;
+    nosigpipe_end(&g, err);
+    if (!ok) {
+        fs_fail(fs, "write failed", err ? err : EIO);
         return -1;
     }
     return 0;
@@ -83,7 +131,7 @@ int jg_fs_emit_frame(file_sink *fs, const uint8_t *content, size_t len)
     fs->out = o;
     size_t n = LZ4F_compressFrame_usingCDict(fs->cctx, fs->out, fs->out_cap, content, len, NULL, &fs->prefs);
     if (LZ4F_isError(n)) {
-        if (!jg_cfg.c.quiet)
+        if (!JG_CFG(quiet))
             fprintf(stderr, "jager: file sink: %s: lz4 compression failed: %s\n", fs->path, LZ4F_getErrorName(n));
         return -1;
     }
@@ -305,8 +353,15 @@ static void fs_close(void *ctx)
     if (fs_start(fs) == 0 && emit_all_pending(fs) == 0 && jg_fs_write_tables(fs, 1) == 0 && jg_fs_write_stats(fs) == 0)
         jg_fs_write_end(fs);
     fs_sync(fs);
-    errno = 0;
-    if (fclose(fs->f) != 0) fs_fail(fs, "close failed", errno ? errno : EIO);
+    if (fs->f) {
+        nosigpipe g;
+        nosigpipe_begin(&g);
+        errno = 0;
+        int ok = fclose(fs->f) == 0;
+        int err = errno;
+        nosigpipe_end(&g, err);
+        if (!ok && !fs->failed) fs_fail(fs, "close failed", err ? err : EIO);
+    }
     fs_free(fs);
 }
 
@@ -349,12 +404,26 @@ jager_status jg_file_sink_create(const char *path, jager_sink *out)
     fs->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
     fs->prefs.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
     fs->prefs.compressionLevel = 0;
-    fs->f = fopen(fs->path, "wb");
-    if (!fs->f) {
-        st = jg_error(JAGER_E_IO, "cannot open output '%s': %s", fs->path, strerror(errno));
-        goto free_sink;
+    struct stat sb;
+    if (stat(fs->path, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
+        /* A FIFO: opening it for writing blocks until a reader comes, so open it
+         * non-blocking. No reader: one diagnostic, the sink starts failed (its events are
+         * counted as dropped) and the program runs on. */
+        int fd = open(fs->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* then ordinary writes */
+            if (!(fs->f = fdopen(fd, "wb"))) close(fd);
+        }
+        int err = fd < 0 ? errno : (fs->f ? 0 : errno);
+        if (!fs->f) fs_fail(fs, err == ENXIO ? "a FIFO with no reader" : "cannot open", err == ENXIO ? 0 : err);
+    } else {
+        fs->f = fopen(fs->path, "wb");
+        if (!fs->f) {
+            st = jg_error(JAGER_E_IO, "cannot open output '%s': %s", fs->path, strerror(errno));
+            goto free_sink;
+        }
     }
-    if ((fs->stdio_buf = malloc(JG_FILE_STDIO_BUFFER)) != NULL)
+    if (fs->f && (fs->stdio_buf = malloc(JG_FILE_STDIO_BUFFER)) != NULL)
         setvbuf(fs->f, fs->stdio_buf, _IOFBF, JG_FILE_STDIO_BUFFER);
 
     memset(out, 0, sizeof *out);

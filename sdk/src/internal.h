@@ -70,6 +70,10 @@ typedef struct jg_config {
     jager_config c;        /* strings below are owned copies */
 } jg_config;
 extern jg_config jg_cfg JG_HIDDEN;
+/** A scalar of the active configuration, from any thread (a relaxed atomic load: jager_init
+ *  may be replacing it). Strings are read by jager_init only. */
+#define JG_CFG(field) __atomic_load_n(&jg_cfg.c.field, __ATOMIC_RELAXED)
+#define JG_CFG_SET(field, v) __atomic_store_n(&jg_cfg.c.field, (v), __ATOMIC_RELAXED)
 JG_HIDDEN jager_status jg_config_copy(const jager_config *src);
 
 /* ---- table.c: append-only chunked arrays ----
@@ -260,7 +264,8 @@ JG_HIDDEN void jg_retired_reset(void);
 JG_HIDDEN void jg_rings_lock(void);
 JG_HIDDEN void jg_rings_unlock(void);
 JG_HIDDEN jg_ring *jg_rings_head(void);
-/** Remove and free orphaned rings (after draining them). Caller holds the rings lock. */
+/** Remove and free orphaned rings (after draining them). Caller holds the rings lock and
+ *  the collector's drain lock (or uses jg_rings_reap_idle). */
 JG_HIDDEN void jg_rings_reap(void);
 /** Set whether a collector is running (thread exit frees rings itself when not). */
 JG_HIDDEN void jg_rings_set_collector(int running);
@@ -276,11 +281,22 @@ JG_HIDDEN void jg_diag(const char *source, jager_severity level, const char *msg
 
 /* ---- collector.c ---- */
 JG_HIDDEN jager_status jg_sink_add(const jager_sink *sink);
+/** The same for a sink that reports its own failures (the file sink): the core adds no
+ *  "failed to write" diagnostic of its own, so a broken output says so once. */
+JG_HIDDEN jager_status jg_sink_add_self_reporting(const jager_sink *sink);
 JG_HIDDEN jager_status jg_collector_start(void);
 /** Drain all rings and flush sinks; from any thread; waits for completion. */
 JG_HIDDEN jager_status jg_collector_flush(void);
 /** Final drain, close sinks, stop the thread. */
 JG_HIDDEN void jg_collector_stop(void);
+/** From a signal handler (async-signal-safe): ask the collector for a drain and sink flush
+ *  (JG_SIGREQ_FLUSH) or the end of the recording (JG_SIGREQ_FINISH: final drain, sinks
+ *  closed, collector stopped); jg_collector_signal_done() says when it is done. */
+enum { JG_SIGREQ_FLUSH = 1, JG_SIGREQ_FINISH = 2 };
+JG_HIDDEN void jg_collector_signal(int what);
+JG_HIDDEN int jg_collector_signal_done(void);
+/** Free orphaned, drained rings unless a drain is walking the list. Caller holds the rings lock. */
+JG_HIDDEN void jg_rings_reap_idle(void);
 /** Events handed to sinks so far. */
 JG_HIDDEN uint64_t jg_collector_written(void);
 JG_HIDDEN uint64_t jg_collector_sink_drops(void);

@@ -1,6 +1,8 @@
 /* jager_init / jager_shutdown: configuration, clock, metadata, the SDK's own cost, the
  * collector, the file sink and plugins — and zero-code mode when preloaded. */
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +21,27 @@ static void set_enabled(int on)
 _Atomic(uint32_t) jg_generation;
 static uint64_t jg_span_cost_x1000; /* measured cost of one span in ns × 1000 (at init) */
 
-static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The life lock: jager_init and jager_shutdown hold it for writing, jager_flush for reading,
+ * so a flush never overlaps a run's start or end (rings reset or freed, sinks closed). A
+ * plugin's callback that runs inside init or shutdown may call jager_flush: the thread
+ * that holds the lock for writing is marked and does not take it again. */
+static pthread_rwlock_t life_lock = PTHREAD_RWLOCK_INITIALIZER;
+static __thread int in_life __attribute__((tls_model("initial-exec")));
 static int initialized;
 static int clock_done;
+static _Atomic(pid_t) owner_pid; /* the process that called jager_init: a forked child is not it */
+
+static void life_wrlock(void)
+{
+    pthread_rwlock_wrlock(&life_lock);
+    in_life = 1;
+}
+
+static void life_unlock(void)
+{
+    in_life = 0;
+    pthread_rwlock_unlock(&life_lock);
+}
 
 uint32_t jager_version(void) { return JAGER_VERSION_NUMBER; }
 const char *jager_version_string(void) { return JAGER_VERSION_STRING; }
@@ -130,8 +150,8 @@ static void collect_metadata(void)
     meta_u64("clock.anchor_ns", jg_clock_state.ns0);
     meta_u64("clock.anchor_unix_ns", jg_clock_state.unix_ns0);
     jg_meta_set("jager.version", JAGER_VERSION_STRING);
-    meta_u64("jager.ring_bytes", jg_cfg.c.ring_bytes);
-    jg_meta_set("jager.ring_mode", jg_cfg.c.ring_mode == JAGER_RING_OVERWRITE ? "overwrite" : "discard");
+    meta_u64("jager.ring_bytes", JG_CFG(ring_bytes));
+    jg_meta_set("jager.ring_mode", JG_CFG(ring_mode) == JAGER_RING_OVERWRITE ? "overwrite" : "discard");
     if (jg_cfg.c.filter) jg_meta_set("jager.filter", jg_cfg.c.filter);
     meta_u64("cpu.count", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
     meta_git();
@@ -193,18 +213,100 @@ static void expand_output(char *out, size_t size, const char *pattern)
     out[o] = 0;
 }
 
-/* A forked child has the parent's rings but no collector thread (and maybe a lock held by
- * a thread that does not exist there): it stops recording rather than fill rings no one
- * drains or deadlock. The parent's recording is unaffected. */
+/* A forked child has the parent's rings and sinks but no collector thread (and maybe a lock
+ * held by a thread that does not exist there): it stops recording, and never touches what
+ * it inherited — its jager_shutdown(), exit handler and signal handler are no-ops (they
+ * compare getpid() with owner_pid), so the parent's file stays the parent's. */
 static void after_fork_in_child(void) { set_enabled(0); }
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void install_atfork(void) { pthread_atfork(NULL, NULL, after_fork_in_child); }
+
+/* ---- the end of the process: exit(), quick_exit(), return from main, SIGINT, SIGTERM ---- */
+static void at_exit_finish(void)
+{
+    if (getpid() == owner_pid) jager_shutdown();
+}
+
+/* SIGINT and SIGTERM (JAGER_SIGNALS=0 leaves them alone). The handler does only
+ * async-signal-safe things: it asks the collector (which has the signals blocked, so it is
+ * never the thread interrupted) to finish the recording — or only to flush, when the
+ * program installed its own handler and so may go on —, waits for that at most
+ * SIGNAL_WAIT_MS with nanosleep, then hands the signal on: to the program's handler, or
+ * with the default action restored and the signal raised again, so the process ends as
+ * the signal says. A drain that cannot finish in time (a lock held by the interrupted
+ * thread) loses only the unflushed tail. */
+#define SIGNAL_WAIT_MS 2000
+static const int handled_signals[] = {SIGINT, SIGTERM};
+static struct sigaction prev_action[2];
+static _Atomic(int) installed[2];
+
+static int signal_slot(int sig) { return sig == SIGINT ? 0 : sig == SIGTERM ? 1 : -1; }
+
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+    int saved_errno = errno;
+    int k = signal_slot(sig);
+    if (k < 0) return;
+    const struct sigaction *prev = &prev_action[k];
+    int chained = (prev->sa_flags & SA_SIGINFO) ? prev->sa_sigaction != NULL
+                                                : (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN);
+    if (getpid() == owner_pid && atomic_load_explicit(&jg_enabled, memory_order_acquire)) {
+        jg_collector_signal(chained ? JG_SIGREQ_FLUSH : JG_SIGREQ_FINISH);
+        struct timespec ms = {0, 1000000};
+        for (int i = 0; i < SIGNAL_WAIT_MS && !jg_collector_signal_done(); i++) nanosleep(&ms, NULL);
+    }
+    errno = saved_errno;
+    if (chained) {
+        if (prev->sa_flags & SA_SIGINFO) prev->sa_sigaction(sig, info, uctx);
+        else prev->sa_handler(sig);
+        return;
+    }
+    /* The default action: restore it and raise again (delivered when this handler returns,
+     * the signal being blocked while it runs). */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    atomic_store_explicit(&installed[k], 0, memory_order_relaxed);
+    raise(sig);
+}
+
+/* Install the handler for SIGINT and SIGTERM unless JAGER_SIGNALS=0, keeping what the
+ * program had: an ignored signal stays ignored, a program handler is chained. Once per
+ * process (a later run finds it in place). */
+static void install_signal_handlers(void)
+{
+    const char *v = getenv("JAGER_SIGNALS");
+    if (v && (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "off"))) return;
+    for (int k = 0; k < 2; k++) {
+        if (atomic_load_explicit(&installed[k], memory_order_relaxed)) continue;
+        struct sigaction cur;
+        if (sigaction(handled_signals[k], NULL, &cur) != 0) continue;
+        if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN) continue;
+        prev_action[k] = cur;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(handled_signals[k], &sa, NULL) == 0) atomic_store_explicit(&installed[k], 1, memory_order_relaxed);
+    }
+}
+
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+static void install_process_hooks(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+    atexit(at_exit_finish);
+#if defined(__GLIBC__) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__APPLE__))
+    at_quick_exit(at_exit_finish);
+#endif
+}
 
 jager_status jager_init(const jager_config *cfg)
 {
-    pthread_once(&atfork_once, install_atfork);
+    pthread_once(&process_once, install_process_hooks);
     jager_status st;
-    pthread_mutex_lock(&life_lock);
+    life_wrlock();
     if (initialized) {
         st = jg_error(JAGER_E_STATE, "jager_init: already initialised");
         goto out;
@@ -245,16 +347,18 @@ jager_status jager_init(const jager_config *cfg)
         char path[PATH_MAX];
         expand_output(path, sizeof path, jg_cfg.c.output);
         jager_sink fs;
-        if ((st = jg_file_sink_create(path, &fs)) != JAGER_OK || (st = jg_sink_add(&fs)) != JAGER_OK) {
-            if (!jg_cfg.c.quiet) fprintf(stderr, "jager: %s\n", jager_last_error());
+        if ((st = jg_file_sink_create(path, &fs)) != JAGER_OK || (st = jg_sink_add_self_reporting(&fs)) != JAGER_OK) {
+            if (!JG_CFG(quiet)) fprintf(stderr, "jager: %s\n", jager_last_error());
             goto out;
         }
         jg_meta_set("jager.output", path);
     }
     if ((st = jg_collector_start()) != JAGER_OK) goto out;
     jg_retired_reset();
+    owner_pid = getpid();
     set_enabled(1);
     initialized = 1;
+    install_signal_handlers();
     if (jg_cfg.c.plugins && *jg_cfg.c.plugins) {
         jg_plugins_load(jg_cfg.c.plugins, jg_cfg.c.plugin_path);
         jg_meta_set("jager.plugins", jg_plugins_loaded_names());
@@ -262,15 +366,21 @@ jager_status jager_init(const jager_config *cfg)
     }
     st = JAGER_OK;
 out:
-    pthread_mutex_unlock(&life_lock);
+    life_unlock();
     return st;
 }
 
 void jager_shutdown(void)
 {
-    pthread_mutex_lock(&life_lock);
+    /* A forked child: nothing it inherited is its own (and the lock may be held by a
+     * parent thread that does not exist here). */
+    if (owner_pid && getpid() != owner_pid) {
+        initialized = 0;
+        return;
+    }
+    life_wrlock();
     if (!initialized) {
-        pthread_mutex_unlock(&life_lock);
+        life_unlock();
         return;
     }
     jg_plugins_stop();   /* plugins emit their summaries while recording is still on */
@@ -279,13 +389,19 @@ void jager_shutdown(void)
     jg_plugins_unload();
     jg_registry_reset_meta();
     initialized = 0;
-    pthread_mutex_unlock(&life_lock);
+    life_unlock();
 }
 
 jager_status jager_flush(void)
 {
-    if (!atomic_load_explicit(&jg_enabled, memory_order_acquire)) return jg_error(JAGER_E_STATE, "jager_flush: not recording");
-    return jg_collector_flush();
+    if (owner_pid && getpid() != owner_pid) return jg_error(JAGER_E_STATE, "jager_flush: a forked child does not record");
+    int lock = !in_life;
+    if (lock) pthread_rwlock_rdlock(&life_lock);
+    jager_status st = atomic_load_explicit(&jg_enabled, memory_order_acquire)
+                          ? jg_collector_flush()
+                          : jg_error(JAGER_E_STATE, "jager_flush: not recording");
+    if (lock) pthread_rwlock_unlock(&life_lock);
+    return st;
 }
 
 /* ---- statistics ---- */
@@ -354,7 +470,7 @@ jager_status jager_stats(jager_stat *out)
     out->events_written = jg_collector_written();
     out->spans_total = s.spans;
     out->span_cost_ns_x1000 = jg_span_cost_x1000;
-    out->ring_bytes = jg_cfg.c.ring_bytes;
+    out->ring_bytes = JG_CFG(ring_bytes);
     return JAGER_OK;
 }
 
@@ -375,5 +491,5 @@ __attribute__((constructor)) static void jg_preload_autostart(void)
      * the wrapper's recording ended with its image. */
     if (started && *started && strcmp(started, pid) != 0 && !(out && strstr(out, "%p"))) return;
     setenv("JAGER_AUTOSTARTED", pid, 1);
-    if (jager_init(NULL) == JAGER_OK) atexit(jager_shutdown);
+    jager_init(NULL); /* which registers the exit handler */
 }

@@ -100,17 +100,17 @@ jager_span jager_span_begin(jager_site site)
 
 static inline int sample(jg_site_agg *a, uint64_t end)
 {
-    switch (jg_cfg.c.sample_mode) {
+    switch (JG_CFG(sample_mode)) {
     case JAGER_SAMPLE_ALL: return 1;
     case JAGER_SAMPLE_ONE_IN_N: {
         uint64_t n = atomic_load_explicit(&a->sampled_at, memory_order_relaxed) + 1;
-        int hit = n >= jg_cfg.c.sample_n;
+        int hit = n >= JG_CFG(sample_n);
         atomic_store_explicit(&a->sampled_at, hit ? 0 : n, memory_order_relaxed);
         return hit;
     }
     default: {
         uint64_t last = atomic_load_explicit(&a->sampled_at, memory_order_relaxed);
-        if (last && end - last < jg_cfg.c.sample_interval_ns) return 0;
+        if (last && end - last < JG_CFG(sample_interval_ns)) return 0;
         atomic_store_explicit(&a->sampled_at, end, memory_order_relaxed);
         return 1;
     }
@@ -126,7 +126,7 @@ static JG_INLINE int agg_add(jg_site_agg *a, uint64_t dur, uint64_t bytes, uint6
     if (dur < atomic_load_explicit(&a->min_ns, memory_order_relaxed)) atomic_store_explicit(&a->min_ns, dur, memory_order_relaxed);
     if (dur > atomic_load_explicit(&a->max_ns, memory_order_relaxed)) atomic_store_explicit(&a->max_ns, dur, memory_order_relaxed);
     jg_bump(&a->hist[hist_bucket(dur)], 1);
-    return JG_LIKELY(jg_cfg.c.sample_mode == JAGER_SAMPLE_ALL) || sample(a, end);
+    return JG_LIKELY(JG_CFG(sample_mode) == JAGER_SAMPLE_ALL) || sample(a, end);
 }
 
 /* A span's site and id in one word (site low, id high), as jager_span holds them. */

@@ -174,7 +174,7 @@ static void on_thread_exit(void *arg)
     if (t->ring) {
         /* The collector drains what the thread wrote, then frees the ring. */
         jg_ring_orphan(t->ring);
-        if (!collector_running) jg_rings_reap();
+        if (!collector_running) jg_rings_reap_idle();
     }
     pthread_mutex_unlock(&threads_lock);
     agg_free(t->agg_dir);
@@ -202,15 +202,15 @@ static void arm(jg_tls *t, uint32_t gen)
     uint32_t live = 0;
     for (jg_ring *r = rings_head; r; r = r->next)
         if (!atomic_load_explicit(&r->orphaned, memory_order_relaxed)) live++;
-    if (live < jg_cfg.c.max_threads) {
-        jg_ring *r = jg_ring_new(jg_cfg.c.ring_bytes, jg_cfg.c.ring_mode, t->thread);
+    if (live < JG_CFG(max_threads)) {
+        jg_ring *r = jg_ring_new(JG_CFG(ring_bytes), JG_CFG(ring_mode), t->thread);
         if (r) {
             r->next = rings_head;
             rings_head = r;
             t->ring = r;
         }
     }
-    if (!collector_running) jg_rings_reap();
+    if (!collector_running) jg_rings_reap_idle();
     pthread_mutex_unlock(&threads_lock);
 }
 
