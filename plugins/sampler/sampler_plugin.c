@@ -19,7 +19,7 @@ static const jager_field_desc sample_fields[] = {
     {"os_tid", JAGER_FIELD_U64, 0},           /* the sampled thread */
     {"site", JAGER_FIELD_SITE, 0},            /* innermost open site on it, 0 if none */
     {"weight", JAGER_FIELD_U64, 0},           /* trigger periods the sample stands for (≥ 1) */
-    {"cpu_ns", JAGER_FIELD_DURATION_NS, 0},   /* weight × period */
+    {"cpu_ns", JAGER_FIELD_U64, 0},           /* weight × period, in ns (U64: the sample is an instant, not an interval) */
     {"flags", JAGER_FIELD_U64, 0},            /* 1 truncated at depth, 2 chain left the stack, 4 stack unknown, 8 no caller found */
 };
 static const jager_field_desc thread_fields[] = {
