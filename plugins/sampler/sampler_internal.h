@@ -92,6 +92,8 @@ typedef struct smp_state {
     uint32_t hz, depth, max_threads, buffer, scan_ms;
     int mode_wanted;            /* 0 auto, else enum smp_mode */
     int signo_wanted;           /* 0 auto */
+    int unwind_wanted;          /* 0 auto, 1 frame pointers, 2 libunwind */
+    int use_libunwind;          /* chosen at init */
 
     /* chosen at start */
     int mode;

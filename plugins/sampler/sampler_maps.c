@@ -1,6 +1,6 @@
 /* sampler_maps.c — the readable memory the handler may walk: a snapshot of the anonymous
  * read-write mappings of /proc/self/maps (thread stacks, Julia task stacks, the main
- * stack), contiguous ones merged, sorted. File mappings are left out (a load past a
+ * stack), one entry per mapping, sorted. File mappings are left out (a load past a
  * file's end raises SIGBUS), and a stack that appeared after the snapshot makes the
  * handler record the leaf only and ask for a refresh.
  *
@@ -34,9 +34,7 @@ static void fill(smp_maps *m)
         if (perms[0] != 'r' || perms[1] != 'w' || inode != 0) continue;
         const char *path = path_at ? line + path_at : "";
         if (path[0] && path[0] != '\n' && path[0] != '[') continue; /* a named anonymous mapping we do not know */
-        if (m->n && m->r[m->n - 1].hi == lo) {
-            m->r[m->n - 1].hi = hi;
-        } else if (m->n < m->cap) {
+        if (m->n < m->cap) { /* one mapping each, never merged: a stack is one mapping */
             m->r[m->n].lo = lo;
             m->r[m->n].hi = hi;
             m->n++;

@@ -6,6 +6,7 @@
  * Says once which trigger ran and why; at stop, one sampler.thread per thread (samples
  * against the CPU time it used) and one sampler.summary, and a warning when most stacks
  * ended at a broken frame-pointer chain. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ static const jager_option_desc smp_options[] = {
     {"hz", "int", "100", "samples per second of each thread's CPU time (1..10000)"},
     {"depth", "int", "128", "deepest stack kept (frames, at most 256); deeper stacks are truncated and counted"},
     {"mode", "string", "auto", "auto (perf_event_open when permitted, else timers), perf or timer"},
+    {"unwind", "string", "auto", "auto (libunwind in a Julia process, frame pointers elsewhere), fp or libunwind"},
     {"signal", "int", "0", "real-time signal number to use (0: the first free of SIGRTMIN+4..SIGRTMAX)"},
     {"threads", "int", "256", "threads sampled at once (more are counted, not sampled)"},
     {"buffer", "int", "256", "samples buffered per thread between drains (every 10 ms); more are lost and counted"},
@@ -110,6 +112,18 @@ static jager_status smp_init(const jager_host_api *host, jager_plugin_handle *se
         snprintf(msg, sizeof msg, "option mode=\"%.32s\" is not auto, perf or timer; using auto", mode);
         host->log(self, JAGER_DIAG_WARN, msg);
     }
+    const char *uw = host->config(self, "unwind");
+    if (uw && *uw && strcmp(uw, "auto") != 0) {
+        if (strcmp(uw, "fp") == 0) st->unwind_wanted = 1;
+        else if (strcmp(uw, "libunwind") == 0) st->unwind_wanted = 2;
+        else {
+            char msg[160];
+            snprintf(msg, sizeof msg, "option unwind=\"%.32s\" is not auto, fp or libunwind; using auto", uw);
+            host->log(self, JAGER_DIAG_WARN, msg);
+        }
+    }
+    /* Julia 1.5's JIT code keeps no frame pointers, but registers its unwind tables */
+    st->use_libunwind = st->unwind_wanted ? st->unwind_wanted == 2 : dlsym(RTLD_DEFAULT, "jl_is_initialized") != NULL;
     st->period_ns = 1000000000u / st->hz;
     st->entry_bytes = sizeof(smp_entry) + (size_t)st->depth * sizeof(uint64_t);
     if ((s = host->register_type(self, "sampler.sample", sample_fields, SMP_N(sample_fields), &st->t_sample)) != JAGER_OK ||
@@ -152,9 +166,9 @@ static jager_status smp_start(void *state)
     smp_maps_refresh(st);
     smp_threads_scan(st);
     char msg[400];
-    snprintf(msg, sizeof msg, "sampling %u Hz of CPU time per thread with %s triggers (%s), signal %d, %llu threads",
+    snprintf(msg, sizeof msg, "sampling %u Hz of CPU time per thread with %s triggers (%s), signal %d, %llu threads, %s",
              st->hz, st->mode == SMP_MODE_PERF ? "perf_event" : "POSIX timer", st->mode_reason, st->signo,
-             (unsigned long long)st->threads_seen);
+             (unsigned long long)st->threads_seen, st->use_libunwind ? "libunwind walks" : "frame-pointer walks");
     st->host->log(st->self, JAGER_DIAG_INFO, msg);
     s = smp_thread_start(st);
     if (s != JAGER_OK) {

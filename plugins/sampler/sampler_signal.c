@@ -22,7 +22,11 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <ucontext.h>
+#include <unistd.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 #include "sampler_internal.h"
 
@@ -32,6 +36,17 @@ static _Atomic(int) g_armed;
 static _Atomic(int) g_active;
 static _Atomic(uint64_t) g_chained;
 static int g_pinned;
+static pid_t g_pid;
+
+/* 1 when [addr, addr+16) can be read now: one process_vm_readv of this process, which
+ * fails with EFAULT instead of faulting. Called once per stack page the walk enters, so a
+ * mapping that went away or lost PROT_READ since the snapshot ends the walk cleanly. */
+static int readable16(uint64_t addr, uint64_t out[2])
+{
+    struct iovec local = {.iov_base = out, .iov_len = 16};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = 16};
+    return process_vm_readv(g_pid, &local, 1, &remote, 1, 0) == 16;
+}
 
 static inline void bump(_Atomic(uint64_t) *c, uint64_t by)
 {
@@ -71,6 +86,43 @@ static smp_slot *slot_of(smp_state *st, const siginfo_t *si)
     return NULL;
 }
 
+/* Walk with libunwind's local unwinder from the signal's context (Julia processes: Julia 1.5
+ * compiles without frame pointers and registers its JIT code's unwind tables with this same
+ * libunwind, and its own profiler unwinds with it from a signal handler too). */
+static uint32_t walk_unw(smp_state *st, ucontext_t *uc, smp_entry *e)
+{
+    unw_cursor_t c;
+    uint32_t n = 0, depth = st->depth, flags = 0;
+    if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) != 0) {
+#if defined(__x86_64__)
+        e->ips[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] + 1;
+#endif
+        e->n = 1;
+        return SMP_F_BROKEN | SMP_F_LEAF_ONLY;
+    }
+    for (;;) {
+        unw_word_t ip = 0;
+        unw_get_reg(&c, UNW_REG_IP, &ip);
+        if (!ip) break;
+        e->ips[n] = n == 0 ? (uint64_t)ip + 1 : (uint64_t)ip;
+        n++;
+        if (n >= depth) {
+            flags |= SMP_F_TRUNCATED;
+            break;
+        }
+        int r = unw_step(&c);
+        if (r == 0) break;
+        if (r < 0) {
+            flags |= SMP_F_BROKEN;
+            break;
+        }
+    }
+    if (n == 0) e->ips[n++] = 1;
+    if (n == 1) flags |= SMP_F_LEAF_ONLY;
+    e->n = (uint16_t)n;
+    return flags;
+}
+
 /* Walk into \p e; returns the flags. */
 static uint32_t walk(smp_state *st, const ucontext_t *uc, smp_entry *e)
 {
@@ -92,7 +144,7 @@ static uint32_t walk(smp_state *st, const ucontext_t *uc, smp_entry *e)
         e->n = (uint16_t)n;
         return SMP_F_NO_BOUNDS;
     }
-    uint64_t lo = sp;
+    uint64_t lo = sp, page_ok = 0; /* the last page checked readable (page number + 1) */
     for (;;) {
         if (fp == 0) { /* the outermost frame cleared it (clone, _start) — or no frame at all */
             if (n == 1) flags |= SMP_F_BROKEN;
@@ -106,8 +158,21 @@ static uint32_t walk(smp_state *st, const ucontext_t *uc, smp_entry *e)
             flags |= SMP_F_TRUNCATED;
             break;
         }
-        const uint64_t *f = (const uint64_t *)(uintptr_t)fp;
-        uint64_t next = f[0], ret = f[1];
+        uint64_t next, ret;
+        if (((fp >> 12) + 1 != page_ok || ((fp + 15) >> 12) != (fp >> 12)) && g_pid) {
+            uint64_t w[2];
+            if (!readable16(fp, w)) {
+                flags |= SMP_F_BROKEN;
+                break;
+            }
+            page_ok = ((fp + 15) >> 12) == (fp >> 12) ? (fp >> 12) + 1 : 0;
+            next = w[0];
+            ret = w[1];
+        } else {
+            const uint64_t *f = (const uint64_t *)(uintptr_t)fp;
+            next = f[0];
+            ret = f[1];
+        }
         if (ret == 0) break;
         e->ips[n++] = ret;
         if (next == 0) break;
@@ -134,7 +199,7 @@ static void take_sample(smp_state *st, smp_slot *s, const siginfo_t *si, const u
         goto done;
     }
     smp_entry *e = (smp_entry *)(void *)(s->buf + (size_t)(h % s->cap) * st->entry_bytes);
-    uint32_t flags = walk(st, uc, e);
+    uint32_t flags = st->use_libunwind ? walk_unw(st, (ucontext_t *)(uintptr_t)uc, e) : walk(st, uc, e);
     jager_site site = 0;
     e->site = st->host->open_sites(&site, 1) ? site : 0;
     e->time_ns = t0;
@@ -206,6 +271,14 @@ jager_status smp_signal_install(smp_state *st)
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     pin_self();
+    /* The page check needs process_vm_readv on ourselves (seccomp may refuse it): probe. */
+    uint64_t probe_w[2], here[2] = {1, 2};
+    g_pid = getpid();
+    if (!readable16((uint64_t)(uintptr_t)here, probe_w)) {
+        g_pid = 0;
+        st->host->log(st->self, JAGER_DIAG_WARN,
+                      "process_vm_readv refused: stack walks rely on the memory snapshot alone");
+    }
     atomic_store(&g_armed, 1);
     if (sigaction(sig, &sa, &g_prev) != 0) {
         atomic_store(&g_armed, 0);

@@ -135,7 +135,9 @@ static void name_ip(smp_state *st, smp_sym *y, uint64_t ip)
         report(y);
         mod = dwfl_addrmodule(y->dwfl, a);
     }
-    if (!mod) {
+    GElf_Addr elf_bias = 0;
+    if (!mod || !dwfl_module_getelf(mod, &elf_bias)) {
+        /* no module, or one that is no ELF file (Julia's JIT code lives in a memfd mapping) */
         y->unnamed++;
         return;
     }
@@ -185,6 +187,11 @@ static void name_ip(smp_state *st, smp_sym *y, uint64_t ip)
     }
     /* depth 0: the function whose code holds the address — prefer the ELF symbol */
     if (sym) names[nf - 1] = sym;
+    if (!names[nf - 1] && nf == 1 && !file) { /* nothing known: leave it to the binding or dladdr */
+        free(scopes);
+        y->unnamed++;
+        return;
+    }
     if (y->add) {
         const char *mf = NULL;
         dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mf, NULL);
