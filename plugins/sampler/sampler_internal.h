@@ -66,6 +66,8 @@ typedef struct smp_slot {
     _Atomic(uint64_t) tail;     /* entries drained (plugin thread) */
     /* counters written by the handler on the owning thread, read by the plugin thread */
     _Atomic(uint64_t) fired, lost, truncated, broken, no_bounds, leaf_only, handler_ns;
+    uint64_t ok_lo, ok_hi;      /* the stack mapping the handler last found readable to its end… */
+    uint32_t ok_gen;            /* …in this snapshot generation (handler-owned) */
     uint64_t cpu_start_ns;      /* thread CPU time when sampling began */
     uint64_t cpu_last_ns;       /* its CPU time at the last scan that saw it */
     uint64_t drained;           /* samples emitted (plugin thread) */
@@ -80,6 +82,8 @@ typedef struct smp_region {
 /** A published snapshot of /proc/self/maps' readable regions, sorted. */
 typedef struct smp_maps {
     uint32_t n, cap;
+    uint32_t gen;               /* bumped by every refresh */
+    uint32_t reserved;
     smp_region r[];
 } smp_maps;
 
@@ -155,8 +159,9 @@ void smp_slot_disarm(smp_state *st, smp_slot *s);
 /* ---- sampler_maps.c ---- */
 void smp_maps_refresh(smp_state *st);
 void smp_maps_free(smp_state *st);
-/** The end of the readable region holding [addr, addr+8), or 0. [async-signal-safe] */
-uint64_t smp_maps_end(smp_state *st, uint64_t addr);
+/** The end of the mapping holding \p addr (its start in *lo, the snapshot's generation in
+ *  *gen), or 0 when the snapshot has none. [async-signal-safe] */
+uint64_t smp_maps_find(smp_state *st, uint64_t addr, uint64_t *lo, uint32_t *gen);
 
 /* ---- sampler_drain.c ---- */
 void smp_drain(smp_state *st);

@@ -2,7 +2,10 @@
  * read-write mappings of /proc/self/maps (thread stacks, Julia task stacks, the main
  * stack), one entry per mapping, sorted. File mappings are left out (a load past a
  * file's end raises SIGBUS), and a stack that appeared after the snapshot makes the
- * handler record the leaf only and ask for a refresh.
+ * handler record the leaf only and ask for a refresh. The handler also checks, once per
+ * stack and snapshot, that the mapping's last bytes can still be read (sampler_signal.c):
+ * a stack is one mapping, so a stale entry (the mapping replaced by a smaller one since the
+ * snapshot) shows there.
  *
  * Two buffers: the plugin thread fills the one not published, publishes it, and reuses the
  * other only once no handler reads it (per-buffer reader counts; a handler that took a
@@ -17,6 +20,7 @@
 #define SMP_MAPS_CAP 65536u
 
 static _Atomic(int) g_readers[2];
+static uint32_t g_gen;
 
 static void fill(smp_maps *m)
 {
@@ -56,6 +60,11 @@ void smp_maps_refresh(smp_state *st)
     while (atomic_load(&g_readers[next]) > 0) sched_yield();
     atomic_store(&st->maps_stale, 0);
     fill(st->maps[next]);
+    /* unchanged memory keeps its generation, so handlers keep their checked stacks */
+    const smp_maps *old = cur >= 0 ? st->maps[cur] : NULL;
+    int same = old && old->n == st->maps[next]->n &&
+               memcmp(old->r, st->maps[next]->r, (size_t)old->n * sizeof(smp_region)) == 0;
+    st->maps[next]->gen = same ? old->gen : ++g_gen;
     atomic_store(&st->maps_cur, next);
 }
 
@@ -69,7 +78,7 @@ void smp_maps_free(smp_state *st)
     }
 }
 
-uint64_t smp_maps_end(smp_state *st, uint64_t addr)
+uint64_t smp_maps_find(smp_state *st, uint64_t addr, uint64_t *lo_out, uint32_t *gen_out)
 {
     int b;
     for (;;) {
@@ -88,6 +97,8 @@ uint64_t smp_maps_end(smp_state *st, uint64_t addr)
         else if (addr >= m->r[mid].hi) lo = mid + 1;
         else {
             end = m->r[mid].hi;
+            *lo_out = m->r[mid].lo;
+            *gen_out = m->gen;
             break;
         }
     }

@@ -39,8 +39,9 @@ static int g_pinned;
 static pid_t g_pid;
 
 /* 1 when [addr, addr+16) can be read now: one process_vm_readv of this process, which
- * fails with EFAULT instead of faulting. Called once per stack page the walk enters, so a
- * mapping that went away or lost PROT_READ since the snapshot ends the walk cleanly. */
+ * fails with EFAULT instead of faulting. Called once per stack and snapshot generation on
+ * the last bytes of the stack's mapping, so a mapping that shrank, went away or lost
+ * PROT_READ since the snapshot ends the walk cleanly instead of faulting. */
 static int readable16(uint64_t addr, uint64_t out[2])
 {
     struct iovec local = {.iov_base = out, .iov_len = 16};
@@ -124,7 +125,7 @@ static uint32_t walk_unw(smp_state *st, ucontext_t *uc, smp_entry *e)
 }
 
 /* Walk into \p e; returns the flags. */
-static uint32_t walk(smp_state *st, const ucontext_t *uc, smp_entry *e)
+static uint32_t walk(smp_state *st, smp_slot *s, const ucontext_t *uc, smp_entry *e)
 {
 #if defined(__x86_64__)
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -139,12 +140,24 @@ static uint32_t walk(smp_state *st, const ucontext_t *uc, smp_entry *e)
 #endif
     uint32_t n = 0, depth = st->depth, flags = 0;
     e->ips[n++] = pc + 1;
-    uint64_t end = smp_maps_end(st, sp);
+    uint64_t rlo = 0;
+    uint32_t gen = 0;
+    uint64_t end = smp_maps_find(st, sp, &rlo, &gen);
+    if (end && g_pid && (s->ok_gen != gen || s->ok_lo != rlo || s->ok_hi != end)) {
+        uint64_t w[2];
+        if (readable16(end - 16, w)) {
+            s->ok_lo = rlo;
+            s->ok_hi = end;
+            s->ok_gen = gen;
+        } else {
+            end = 0;
+        }
+    }
     if (!end) {
         e->n = (uint16_t)n;
-        return SMP_F_NO_BOUNDS;
+        return SMP_F_NO_BOUNDS | SMP_F_LEAF_ONLY;
     }
-    uint64_t lo = sp, page_ok = 0; /* the last page checked readable (page number + 1) */
+    uint64_t lo = sp;
     for (;;) {
         if (fp == 0) { /* the outermost frame cleared it (clone, _start) — or no frame at all */
             if (n == 1) flags |= SMP_F_BROKEN;
@@ -158,21 +171,8 @@ static uint32_t walk(smp_state *st, const ucontext_t *uc, smp_entry *e)
             flags |= SMP_F_TRUNCATED;
             break;
         }
-        uint64_t next, ret;
-        if (((fp >> 12) + 1 != page_ok || ((fp + 15) >> 12) != (fp >> 12)) && g_pid) {
-            uint64_t w[2];
-            if (!readable16(fp, w)) {
-                flags |= SMP_F_BROKEN;
-                break;
-            }
-            page_ok = ((fp + 15) >> 12) == (fp >> 12) ? (fp >> 12) + 1 : 0;
-            next = w[0];
-            ret = w[1];
-        } else {
-            const uint64_t *f = (const uint64_t *)(uintptr_t)fp;
-            next = f[0];
-            ret = f[1];
-        }
+        const uint64_t *f = (const uint64_t *)(uintptr_t)fp;
+        uint64_t next = f[0], ret = f[1];
         if (ret == 0) break;
         e->ips[n++] = ret;
         if (next == 0) break;
@@ -199,7 +199,7 @@ static void take_sample(smp_state *st, smp_slot *s, const siginfo_t *si, const u
         goto done;
     }
     smp_entry *e = (smp_entry *)(void *)(s->buf + (size_t)(h % s->cap) * st->entry_bytes);
-    uint32_t flags = st->use_libunwind ? walk_unw(st, (ucontext_t *)(uintptr_t)uc, e) : walk(st, uc, e);
+    uint32_t flags = st->use_libunwind ? walk_unw(st, (ucontext_t *)(uintptr_t)uc, e) : walk(st, s, uc, e);
     jager_site site = 0;
     e->site = st->host->open_sites(&site, 1) ? site : 0;
     e->time_ns = t0;
