@@ -18,6 +18,13 @@ static const jp_event dispatch_events[JP_DISPATCH_NEVENTS] = {
     [JP_DISPATCH_INSTABILITY] = {"dispatch.instability", {"site", "signature", "flags", "reason", "chain"}},
 };
 
+static const jp_event sampler_events[JP_SAMPLER_NEVENTS] = {
+    [JP_SAMPLER_SAMPLE] = {"sampler.sample", {"stack", "os_tid", "site", "weight", "cpu_ns", "flags"}},
+    [JP_SAMPLER_THREAD] = {"sampler.thread", {"os_tid", "samples", "lost", "cpu_ns", "expected"}},
+    [JP_SAMPLER_SUMMARY] = {"sampler.summary", {"mode", "samples", "hz"}},
+};
+
+const jp_plugin jp_sampler = {"sampler", "sampler.", sampler_events, JP_SAMPLER_NEVENTS};
 const jp_plugin jp_gc = {"gc", "gc.", gc_events, JP_GC_NEVENTS};
 const jp_plugin jp_dispatch = {"dispatch", "dispatch.", dispatch_events, JP_DISPATCH_NEVENTS};
 
