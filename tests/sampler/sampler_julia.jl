@@ -26,7 +26,14 @@ using Jager
 
 module SmpReader
 import ..fn
-include(joinpath(@__DIR__, "..", "..", "bindings", "julia", "test", "reader_abi.jl"))
+struct Event             # jager_event (32 bytes)
+    rec::Ptr{UInt8}
+    thread::UInt32
+    type::UInt16
+    reserved::UInt16
+    time_ns::UInt64
+    end_ns::UInt64
+end
 struct Frame
     func::Cstring
     file::Cstring

@@ -58,5 +58,9 @@ void hunt_rule_type_instability(const jm_model *m, hunt_list *l);
 void hunt_rule_dispatch_diversity(const jm_model *m, hunt_list *l);
 void hunt_rule_specializations(const jm_model *m, hunt_list *l);
 void hunt_rule_compile_time(const jm_model *m, hunt_list *l);
+/* hunt_rules_samples.c: the sampler's stacks */
+void hunt_rule_unannotated(const jm_model *m, hunt_list *l);
+/** Name the hot functions inside each slow_region finding already in \p l. */
+void hunt_samples_annotate(const jm_model *m, hunt_list *l);
 
 #endif

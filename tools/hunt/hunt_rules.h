@@ -26,6 +26,7 @@ typedef enum hunt_kind {
     HUNT_LOAD_IMBALANCE,    /**< threads waiting at a barrier/lock for the slowest one */
     HUNT_DROPPED_EVENTS,
     HUNT_PLUGIN_EVENTS,     /**< events of plugins hunt has no rule for, reported generically */
+    HUNT_UNANNOTATED_HOTSPOT, /**< a function hot in the sampler's stacks outside any span */
     HUNT_KIND_COUNT
 } hunt_kind;
 

@@ -476,6 +476,7 @@ static const struct role_def {
     {&jp_dispatch, JP_DISPATCH_COMPILE, JM_ROLE_COMPILE},
     {&jp_dispatch, JP_DISPATCH_SPECIALIZATIONS, JM_ROLE_SPECS},
     {&jp_dispatch, JP_DISPATCH_INSTABILITY, JM_ROLE_INSTABILITY},
+    {&jp_sampler, JP_SAMPLER_SAMPLE, JM_ROLE_SAMPLE},
 };
 
 static void resolve_role(jm_model *m, uint16_t type)
@@ -484,7 +485,8 @@ static void resolve_role(jm_model *m, uint16_t type)
     p->role[type] = JM_ROLE_OTHER;
     const jager_type_desc *d = jager_reader_type(m->reader, type);
     if (!d || !d->name) return;
-    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch)) p->role[type] = JM_ROLE_FAMILIAR;
+    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch) || jp_in_plugin(d->name, &jp_sampler))
+        p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
         const struct role_def *rd = &role_defs[i];
         if (!jp_is(d->name, rd->plugin, rd->event)) continue;
@@ -613,6 +615,10 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         return;
     }
     switch (R) {
+    case JM_ROLE_SAMPLE:
+        jm_samples_add(m, field(p, R, rec, JP_SMP_STACK), field(p, R, rec, JP_SMP_SITE), field(p, R, rec, JP_SMP_WEIGHT),
+                       field(p, R, rec, JP_SMP_CPU_NS));
+        break;
     case JM_ROLE_GC_PAUSE:
         add_gc_pause(m, ev, rec);
         break;
@@ -875,5 +881,6 @@ void jm_model_free(jm_model *m)
     free(m->site_stacks);
     free(m->counters);
     free(m->types);
+    jm_samples_free(m);
     free(m);
 }
