@@ -1,7 +1,7 @@
 # sampler_julia.jl — the sampler plugin inside Julia 1.5, beside the gc plugin. One case
 # per process:
 #
-#   julia sampler_julia.jl split | gc
+#   julia sampler_julia.jl split | gc | profile
 #
 # split: two Julia functions in a 3:1 split of CPU time come out as the innermost frames
 #        of ~75 % / ~25 % of the samples, named with their file and line by the binding's
@@ -9,6 +9,7 @@
 # gc:    JAGER_PLUGINS=sampler,gc on an allocation-heavy loop with collections: no crash,
 #        Julia's SIGSEGV/SIGUSR2 handlers untouched, gc.pause and sampler.sample both there,
 #        some samples inside Julia's collector.
+# profile: Julia's own Profile sampling at the same time: both get their samples.
 #
 # Environment: JAGER_LIB (the build's libjager.so), JAGER_PLUGIN_PATH (the plugin folder).
 using Test
@@ -233,8 +234,32 @@ function case_gc()
     @test count(e -> has_frame(e, "make_garbage"), ss) >= 100
 end
 
-const CASES = Dict("split" => case_split, "gc" => case_gc)
-length(ARGS) == 1 && haskey(CASES, ARGS[1]) || error("usage: sampler_julia.jl split|gc")
+# Julia's own Profile (SIGUSR1 timer, SIGUSR2 to suspend and walk threads) running at the
+# same time: both collect their samples, neither crashes, the split holds in both.
+using Profile
+function case_profile()
+    ENV["JAGER_SAMPLER_HZ"] = "1000"
+    out = joinpath(mktempdir(), "profile.jgr")
+    split_work(2, 1000)
+    Profile.init(n = 10^6, delay = 0.001)
+    Profile.clear()
+    record(out; plugins = "sampler") do
+        Profile.@profile split_work(500, 1_000_000)
+    end
+    data = Profile.fetch()
+    rec = SmpReader.read(out)
+    ss = [e for e in of(rec, "sampler.sample") if e["site"] == 0]
+    a = count(e -> leaf(e) == "hot_three", ss)
+    b = count(e -> leaf(e) == "hot_one", ss)
+    nprof = count(==(0), data)     # Julia's profile: one 0 ends each sampled backtrace
+    @info "beside Profile" sampler_samples = a + b share = a / (a + b) julia_profile_backtraces = nprof
+    @test a + b >= 300
+    @test 0.70 < a / (a + b) < 0.80
+    @test nprof >= 100
+end
+
+const CASES = Dict("split" => case_split, "gc" => case_gc, "profile" => case_profile)
+length(ARGS) == 1 && haskey(CASES, ARGS[1]) || error("usage: sampler_julia.jl split|gc|profile")
 @testset "sampler in Julia: $(ARGS[1])" begin
     CASES[ARGS[1]]()
 end
