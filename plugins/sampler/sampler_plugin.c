@@ -260,8 +260,11 @@ static void smp_shutdown(void *state)
     smp_state *st = state;
     smp_symbols_free(st);
     smp_maps_free(st);
-    /* Slot buffers stay: a handler still queued on some thread may look its slot up. They
-     * are small and the library stays mapped (pinned). */
+    /* stop removed the handler after discarding pending instances and waiting for running
+     * ones (smp_signal_remove): no handler can reach a slot any more. */
+    for (uint32_t i = 0; st->slots && i < st->max_threads; i++) free(st->slots[i].buf);
+    free(st->slots);
+    st->slots = NULL;
     free(st->ips_tmp);
     st->ips_tmp = NULL;
     if (st->wake_fd >= 0) close(st->wake_fd);
