@@ -18,6 +18,11 @@
 #include "sampler_fixture.h"
 
 static const char *g_mode = "timer";
+/* Under scripts/valgrind-unit.sh: memcheck flags every walk's reads of stack words that no
+ * code wrote (a stack walker reads what it finds), so the cases keep the leaf frame only
+ * (JAGER_SAMPLER_DEPTH=1) and skip their caller checks, as the gc plugin's tests do; the
+ * walks are checked in the plain and ASan+UBSan builds. */
+static int g_no_stacks;
 
 /* ---- workloads: a dependent multiply chain the compiler can neither drop nor fold ----
  * Each calls tick() now and then: GCC sets up no frame in a leaf function that needs no
@@ -117,12 +122,12 @@ static void test_split_3_to_1(void **unused)
     size_t with_caller = 0;
     for (size_t i = 0; i < r.ns; i++)
         if (strcmp(r.s[i].leaf, "busy_a") == 0 && strcmp(r.s[i].caller, "test_split_3_to_1") == 0) with_caller++;
-    assert_true(with_caller >= a * 9 / 10);
+    if (!g_no_stacks) assert_true(with_caller >= a * 9 / 10);
     assert_int_equal(r.summary[4], r.ns);       /* summary.samples: exactly the records */
     assert_int_equal(r.summary[5], 0);          /* nothing lost */
     assert_true(r.modules >= 1 && r.modules_with_build_id >= 1);
     assert_null(strstr(r.diags, "truncated to their innermost frame"));
-    assert_true(r.summary[12] < r.ns / 20); /* leaf-only walks */
+    if (!g_no_stacks) assert_true(r.summary[12] < r.ns / 20); /* leaf-only walks */
     fx_free(&r);
 }
 
@@ -161,7 +166,7 @@ static void test_attribution(void **unused)
     /* busy_a under outer was called by busy_outer, outside by the test itself */
     for (size_t i = 0; i < r.ns; i++) {
         const fx_sample *s = &r.s[i];
-        if (strcmp(s->leaf, "busy_a") != 0) continue;
+        if (strcmp(s->leaf, "busy_a") != 0 || g_no_stacks) continue;
         assert_string_equal(s->caller, s->site == outer ? "busy_outer" : "test_attribution");
     }
     assert_int_equal(r.spans, 2 * (uint64_t)iters);
@@ -263,7 +268,11 @@ static void test_heavy_span_traffic(void **unused)
 int main(int argc, char **argv)
 {
     if (argc > 1) g_mode = argv[1];
-    if (getenv("JAGER_UNDER_VALGRIND")) g_storm = 10000;
+    if (getenv("JAGER_UNDER_VALGRIND")) {
+        g_storm = 10000;
+        g_no_stacks = 1;
+        setenv("JAGER_SAMPLER_DEPTH", "1", 1);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_3_to_1),
         cmocka_unit_test(test_attribution),
