@@ -23,6 +23,13 @@ static const char *g_mode = "timer";
  * (JAGER_SAMPLER_DEPTH=1) and skip their caller checks, as the gc plugin's tests do; the
  * walks are checked in the plain and ASan+UBSan builds. */
 static int g_no_stacks;
+/* Statistical assertions (enough samples, shares, delivered against expected) hold for the
+ * real machine, not for memcheck's serialised, 30× slower threads: there only the exact
+ * ones run (counts equal to the summary's, spans, attribution). */
+#define STAT_TRUE(x)                        \
+    do {                                    \
+        if (!g_no_stacks) assert_true(x);   \
+    } while (0)
 
 /* ---- workloads: a dependent multiply chain the compiler can neither drop nor fold ----
  * Each calls tick() now and then: GCC sets up no frame in a leaf function that needs no
@@ -114,10 +121,10 @@ static void test_split_3_to_1(void **unused)
     size_t a = fx_count(&r, "busy_a", UINT64_MAX, me), b = fx_count(&r, "busy_b", UINT64_MAX, me);
     size_t mine = fx_count(&r, NULL, UINT64_MAX, me);
     print_message("samples %zu: busy_a %zu, busy_b %zu (share %.3f)\n", r.ns, a, b, (double)a / (double)(a + b));
-    assert_true(a + b >= 400);
-    assert_true(a + b >= mine * 9 / 10); /* the two functions are nearly all the thread's CPU time */
+    STAT_TRUE(a + b >= 400);
+    STAT_TRUE(a + b >= mine * 9 / 10); /* the two functions are nearly all the thread's CPU time */
     double share = (double)a / (double)(a + b);
-    assert_true(share > 0.71 && share < 0.79);
+    STAT_TRUE(share > 0.71 && share < 0.79);
     /* the callers are there: the walk went past the leaf */
     size_t with_caller = 0;
     for (size_t i = 0; i < r.ns; i++)
@@ -160,7 +167,7 @@ static void test_attribution(void **unused)
     size_t a_outer = fx_count(&r, "busy_a", outer, 0), a_none = fx_count(&r, "busy_a", 0, 0);
     print_message("busy_b %zu (in inner %zu); busy_a %zu (outer %zu, no span %zu)\n", b_all, b_inner, a_all, a_outer,
                   a_none);
-    assert_true(b_all >= 80 && a_outer >= 80 && a_none >= 80);
+    STAT_TRUE(b_all >= 80 && a_outer >= 80 && a_none >= 80);
     assert_int_equal(b_inner, b_all);
     assert_int_equal(a_outer + a_none, a_all);
     /* busy_a under outer was called by busy_outer, outside by the test itself */
@@ -205,11 +212,11 @@ static void test_thread_that_never_emits(void **unused)
     print_message("thread %llu: %zu samples (%zu in busy_a), %llu periods, expected %llu from %.1f ms CPU\n",
                   (unsigned long long)tid, mine, in_busy, (unsigned long long)periods, (unsigned long long)t->expected,
                   (double)t->cpu_ns / 1e6);
-    assert_true(mine >= 100);
+    STAT_TRUE(mine >= 100);
     assert_int_equal(t->samples, mine);
-    assert_true(in_busy >= mine * 9 / 10);
-    assert_true(t->expected > 0);
-    assert_true(periods >= t->expected * 9 / 10 && periods <= t->expected * 11 / 10 + 2);
+    STAT_TRUE(in_busy >= mine * 9 / 10);
+    STAT_TRUE(t->expected > 0);
+    STAT_TRUE(periods >= t->expected * 9 / 10 && periods <= t->expected * 11 / 10 + 2);
     fx_free(&r);
 }
 
@@ -254,14 +261,14 @@ static void test_heavy_span_traffic(void **unused)
                   (unsigned long long)r.stats.events_dropped);
     assert_int_equal(r.stats.events_dropped, 0);
     assert_int_equal(r.spans, 6 * (uint64_t)g_storm);
-    assert_true(r.ns >= 40);
+    STAT_TRUE(r.ns >= 40);
     assert_int_equal(r.summary[4], r.ns);
     size_t on_storm = 0, attributed = 0;
     for (int i = 0; i < 2; i++) {
         on_storm += fx_count(&r, NULL, UINT64_MAX, tids[i]);
         attributed += fx_count(&r, NULL, s1, tids[i]) + fx_count(&r, NULL, s2, tids[i]);
     }
-    assert_true(on_storm >= 20 && attributed >= on_storm * 8 / 10);
+    STAT_TRUE(on_storm >= 20 && attributed >= on_storm * 8 / 10);
     fx_free(&r);
 }
 
