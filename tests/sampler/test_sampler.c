@@ -247,7 +247,7 @@ static void *span_storm(void *arg)
 static void test_heavy_span_traffic(void **unused)
 {
     (void)unused;
-    const char *path = fx_start(10000, g_mode, 16u << 20);
+    const char *path = fx_start(g_no_stacks ? 1000 : 10000, g_mode, 16u << 20); /* memcheck: 1 kHz */
     jager_site s1 = jager_site_register("sampler_test.storm", __FILE__, __LINE__);
     jager_site s2 = jager_site_register("sampler_test.storm_inner", __FILE__, __LINE__);
     assert_int_equal(s2, s1 + 1);
