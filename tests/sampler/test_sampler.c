@@ -133,7 +133,7 @@ static void test_split_3_to_1(void **unused)
     assert_int_equal(r.summary[4], r.ns);       /* summary.samples: exactly the records */
     STAT_TRUE(r.summary[5] == 0);               /* nothing lost (memcheck drains too slowly) */
     assert_true(r.modules >= 1 && r.modules_with_build_id >= 1);
-    assert_null(strstr(r.diags, "truncated to their innermost frame"));
+    if (!g_no_stacks) assert_null(strstr(r.diags, "truncated to their innermost frame")); /* leaf only under memcheck */
     if (!g_no_stacks) assert_true(r.summary[12] < r.ns / 20); /* leaf-only walks */
     fx_free(&r);
 }
