@@ -1,4 +1,4 @@
-/* `jager export --format chrome|speedscope|pprof|parquet|csv FILE.jgr [-o OUT]`
+/* `jager export --format chrome|speedscope|pprof|parquet|csv|folded FILE.jgr [-o OUT]`
  *
  * One streaming pass over the recording through the chosen exporter (export.h). A
  * recording cut or damaged after a good prefix exports that prefix and exits 3 with the
@@ -20,13 +20,16 @@ static void usage(FILE *out)
           "  chrome      Chrome Trace Event JSON (Perfetto UI, chrome://tracing)\n"
           "  speedscope  speedscope evented profile, one profile per thread\n"
           "  pprof       gzip'd profile.proto: exclusive wall time per span path; with GC\n"
-          "              pauses also OUT's name with .gc.pb.gz: GC time per trigger stack\n"
+          "              pauses also OUT's name with .gc.pb.gz: GC time per trigger stack;\n"
+          "              with sampler samples .cpu.pb.gz: CPU time per sampled stack\n"
           "  parquet     a folder with one .parquet file per event type\n"
           "  csv         a folder with one .csv file per event type\n"
+          "  folded      the sampler's stacks folded for flamegraph.pl / inferno\n"
           "\n"
           "options:\n"
           "  -o, --output OUT          output file (folder for parquet/csv); default FILE's stem\n"
-          "                            plus .trace.json, .speedscope.json, .pb.gz, .parquet/, .csv/\n"
+          "                            plus .trace.json, .speedscope.json, .pb.gz, .parquet/, .csv/,\n"
+          "                            .folded\n"
           "  --parquet-codec none|zstd page compression (default zstd)\n"
           "  --parquet-dict auto|never|always\n"
           "                            dictionary encoding of string columns (default auto:\n"
@@ -86,7 +89,7 @@ int cmd_export(int argc, char **argv)
     o.zstd_level = (int)level;
     o.row_group_rows = (uint32_t)rows;
     if (!format) {
-        fprintf(stderr, "jager export: --format is required (chrome, speedscope, pprof, parquet, csv)\n");
+        fprintf(stderr, "jager export: --format is required (chrome, speedscope, pprof, parquet, csv, folded)\n");
         usage(stderr);
         return JAGER_EXIT_USAGE;
     }

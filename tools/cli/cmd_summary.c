@@ -266,6 +266,45 @@ oom:
     return -1;
 }
 
+#define TOP_FUNCTIONS 15
+
+/* The sampler's samples (plugins/sampler): top functions by self time, the share taken
+ * outside any span, and what is hot inside each sampled site. */
+static void text_samples(const jm_model *m)
+{
+    const jm_samples *s = &m->samples;
+    if (!s->samples) return;
+    double w = (double)s->weight;
+    printf("\nsampled CPU time: %" PRIu64 " samples, %.3f s of CPU; %.1f%% outside any span\n", s->samples,
+           (double)s->cpu_ns / 1e9, w ? (double)s->outside / w * 100.0 : 0.0);
+    printf("%-*s %7s %7s %9s  %s\n", NAME_COLS, "function", "self%", "total%", "outside%", "file:line");
+    for (uint32_t i = 0; i < s->nfns && i < TOP_FUNCTIONS; i++) {
+        const jm_sample_fn *f = &s->fns[i];
+        if (!f->self) break;
+        char fit[128];
+        jm_text_fit(fit, sizeof fit, f->func, NAME_COLS);
+        printf("%-*s %6.1f%% %6.1f%% %8.1f%%  %s:%u\n", NAME_COLS, fit, (double)f->self / w * 100.0,
+               (double)f->total / w * 100.0, (double)f->outside / w * 100.0, f->file, f->line);
+    }
+    jager_site cur = 0;
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < s->nsite_fns; i++) {
+        const jm_site_fn *e = &s->site_fns[i];
+        if (!e->site) continue;
+        if (e->site != cur) {
+            uint64_t in = 0;
+            for (uint32_t k = i; k < s->nsite_fns && s->site_fns[k].site == e->site; k++) in += s->site_fns[k].self;
+            printf("%sinside %s (%.1f%% of samples):", cur ? "\n" : "", jm_site_name(m, e->site), (double)in / w * 100.0);
+            cur = e->site;
+            shown = 0;
+        }
+        if (shown++ < 3) {
+            printf(" %s %.1f%%", s->fns[e->fn].func, (double)e->self / w * 100.0);
+        }
+    }
+    if (cur) printf("\n");
+}
+
 static int print_text(const jm_model *m, const summary_opts *o)
 {
     text_header(m, o);
@@ -309,6 +348,7 @@ static int print_text(const jm_model *m, const summary_opts *o)
         }
     }
     free(sig_shown);
+    text_samples(m);
     return rc;
 }
 
@@ -529,6 +569,26 @@ static void json_extras(const jm_model *m)
         printf(",\"count\":%" PRIu64 ",\"interpreted\":%s}", tc->count, tc->known ? "true" : "false");
     }
     printf("]");
+    const jm_samples *smp = &m->samples;
+    printf(",\"samples\":{\"count\":%" PRIu64 ",\"weight\":%" PRIu64 ",\"cpu_ns\":%" PRIu64 ",\"outside\":%" PRIu64
+           ",\"top_functions\":[",
+           smp->samples, smp->weight, smp->cpu_ns, smp->outside);
+    for (uint32_t i = 0; i < smp->nfns && i < TOP_FUNCTIONS; i++) {
+        const jm_sample_fn *f = &smp->fns[i];
+        printf("%s{", i ? "," : "");
+        json_kv_str("function", f->func, 0);
+        json_kv_str("file", f->file, 1);
+        printf(",\"line\":%u,\"self\":%" PRIu64 ",\"total\":%" PRIu64 ",\"outside\":%" PRIu64 "}", f->line, f->self,
+               f->total, f->outside);
+    }
+    printf("],\"by_site\":[");
+    for (uint32_t i = 0; i < smp->nsite_fns; i++) {
+        const jm_site_fn *e = &smp->site_fns[i];
+        printf("%s{\"site\":%u", i ? "," : "", e->site);
+        json_kv_str("function", smp->fns[e->fn].func, 1);
+        printf(",\"self\":%" PRIu64 "}", e->self);
+    }
+    printf("]}");
 }
 
 static int print_json(const jm_model *m, const summary_opts *o)

@@ -8,7 +8,7 @@
 const exporter *export_find(const char *name)
 {
     static const exporter *const all[] = {&export_chrome, &export_speedscope, &export_pprof, &export_parquet,
-                                          &export_csv};
+                                          &export_csv, &export_folded};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (!strcmp(all[i]->name, name)) return all[i];
     return NULL;

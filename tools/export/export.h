@@ -44,6 +44,7 @@ extern const exporter export_speedscope;
 extern const exporter export_pprof;
 extern const exporter export_parquet;
 extern const exporter export_csv;
+extern const exporter export_folded;
 
 /** The format named \p name ("chrome", "pprof", …), or NULL. */
 const exporter *export_find(const char *name);

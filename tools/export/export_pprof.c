@@ -12,7 +12,9 @@
  *
  * When the recording has gc.pause events with trigger stacks, a second profile goes next
  * to OUT (OUT's name with .gc.pb.gz for .pb.gz): pauses/count and gc/nanoseconds per
- * distinct triggering stack, frames symbolized from the recording (export_pprof_gc.c). */
+ * distinct triggering stack, frames symbolized from the recording (export_pprof_gc.c); with
+ * sampler.sample events, "<stem>.cpu.pb.gz": samples/count and cpu/nanoseconds per distinct
+ * sampled stack, the profile `go tool pprof -top` reads like a perf or gperftools one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,7 @@ typedef struct pp_state {
     int any_bytes;
     pp_profile prof;
     pp_gc *gc;
+    pp_gc *cpu;
 } pp_state;
 
 static uint32_t slot_hash(uint32_t parent, uint32_t site)
@@ -127,12 +130,14 @@ static void *pp_open(jager_reader *r, const export_opts *o)
         s->nnodes = 1;
         s->ord = sp_new(on_batch, s);
     }
-    if (s) s->gc = pp_gc_new();
-    if (!s || !s->nodes || !s->ord || !s->gc || pp_profile_init(&s->prof)) {
+    if (s) s->gc = pp_gc_new(&pp_kind_gc);
+    if (s) s->cpu = pp_gc_new(&pp_kind_cpu);
+    if (!s || !s->nodes || !s->ord || !s->gc || !s->cpu || pp_profile_init(&s->prof)) {
         if (s) {
             sp_free(s->ord);
             free(s->nodes);
             pp_gc_free(s->gc);
+            pp_gc_free(s->cpu);
             pp_profile_free(&s->prof);
         }
         free(s);
@@ -147,7 +152,7 @@ static void *pp_open(jager_reader *r, const export_opts *o)
 static int pp_event(void *st, const jager_event *ev)
 {
     pp_state *s = st;
-    if (ev->type >= JAGER_EV_FIRST_PLUGIN) return pp_gc_event(s->gc, s->r, ev);
+    if (ev->type >= JAGER_EV_FIRST_PLUGIN) return pp_gc_event(s->gc, s->r, ev) || pp_gc_event(s->cpu, s->r, ev) ? -1 : 0;
     if (ev->type != JAGER_EV_SPAN || (size_t)ev->rec->words * 8u < sizeof(jager_rec_span)) return 0;
     if (sp_add(s->ord, ev->thread, (const jager_rec_span *)ev->rec)) {
         fprintf(stderr, "jager export: out of memory\n");
@@ -245,7 +250,7 @@ static int pp_finish(void *st)
         return -1;
     }
     if (pp_profile_write(&s->prof, s->o->out)) return -1;
-    return pp_gc_write(s->gc, s->r, s->o);
+    return pp_gc_write(s->gc, s->r, s->o) || pp_gc_write(s->cpu, s->r, s->o) ? -1 : 0;
 }
 
 static void pp_free(void *st)
@@ -257,6 +262,7 @@ static void pp_free(void *st)
     free(s->slots);
     pp_profile_free(&s->prof);
     pp_gc_free(s->gc);
+    pp_gc_free(s->cpu);
     free(s);
 }
 

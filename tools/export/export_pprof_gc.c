@@ -15,7 +15,13 @@ typedef struct gc_entry {
     int used;
 } gc_entry;
 
+const pp_stack_kind pp_kind_gc = {&jp_gc, JP_GC_PAUSE, JP_PAUSE_STACK, JP_PAUSE_DURATION_NS, "pauses", "gc",
+                                  ".gc.pb.gz", "jager: GC pauses by triggering allocation stack"};
+const pp_stack_kind pp_kind_cpu = {&jp_sampler, JP_SAMPLER_SAMPLE, JP_SMP_STACK, JP_SMP_CPU_NS, "samples", "cpu",
+                                   ".cpu.pb.gz", "jager: CPU samples by stack (sampler plugin)"};
+
 struct pp_gc {
+    const pp_stack_kind *k;
     int resolved;        /* the gc.pause type was looked up */
     uint16_t type;       /* 0: absent */
     int f_stack, f_dur;  /* field indexes, -1 if absent */
@@ -24,7 +30,12 @@ struct pp_gc {
     uint64_t pauses;
 };
 
-pp_gc *pp_gc_new(void) { return calloc(1, sizeof(pp_gc)); }
+pp_gc *pp_gc_new(const pp_stack_kind *kind)
+{
+    pp_gc *g = calloc(1, sizeof(pp_gc));
+    if (g) g->k = kind;
+    return g;
+}
 
 void pp_gc_free(pp_gc *g)
 {
@@ -70,13 +81,15 @@ int pp_gc_event(pp_gc *g, const jager_reader *r, const jager_event *ev)
 {
     if (!g->resolved) {
         g->resolved = 1;
-        g->type = jager_reader_type_by_name(r, jp_name(&jp_gc, JP_GC_PAUSE));
+        const pp_stack_kind *k = g->k;
+        g->type = jager_reader_type_by_name(r, jp_name(k->plugin, k->event));
         g->f_stack = g->f_dur = -1;
         const jager_type_desc *d = g->type ? jager_reader_type(r, g->type) : NULL;
-        uint32_t fs = jp_field_index(d, &jp_gc, JP_GC_PAUSE, JP_PAUSE_STACK);
-        uint32_t fd = jp_field_index(d, &jp_gc, JP_GC_PAUSE, JP_PAUSE_DURATION_NS);
+        uint32_t fs = jp_field_index(d, k->plugin, k->event, k->f_stack);
+        uint32_t fd = jp_field_index(d, k->plugin, k->event, k->f_value);
         if (fs != UINT32_MAX && d->fields[fs].kind == JAGER_FIELD_STACK) g->f_stack = (int)fs;
-        if (fd != UINT32_MAX && d->fields[fd].kind == JAGER_FIELD_DURATION_NS) g->f_dur = (int)fd;
+        if (fd != UINT32_MAX && (d->fields[fd].kind == JAGER_FIELD_DURATION_NS || d->fields[fd].kind == JAGER_FIELD_U64))
+            g->f_dur = (int)fd;
     }
     if (!g->type || ev->type != g->type) return 0;
     const jager_rec_plugin *p = (const void *)ev->rec;
@@ -95,15 +108,16 @@ int pp_gc_event(pp_gc *g, const jager_reader *r, const jager_event *ev)
     return 0;
 }
 
-/* "x.pb.gz" -> "x.gc.pb.gz"; anything else gets ".gc.pb.gz" appended. */
-static char *gc_path(const char *out)
+/* "x.pb.gz" -> "x<suffix>" (".gc.pb.gz"); anything else gets the suffix appended. */
+static char *gc_path(const char *out, const char *with)
 {
     size_t n = strlen(out);
     const char *suffix = ".pb.gz";
     size_t sl = strlen(suffix);
     if (n > sl && !strcmp(out + n - sl, suffix)) n -= sl;
-    char *s = malloc(n + 16);
-    if (s) snprintf(s, n + 16, "%.*s.gc.pb.gz", (int)n, out);
+    size_t cap = n + strlen(with) + 1;
+    char *s = malloc(cap);
+    if (s) snprintf(s, cap, "%.*s%s", (int)n, out, with);
     return s;
 }
 
@@ -136,14 +150,15 @@ int pp_gc_write(pp_gc *g, const jager_reader *r, const export_opts *o)
 {
     if (!g->pauses || !strcmp(o->out, "-")) return 0;
     int rc = -1;
-    char *path = gc_path(o->out);
+    const pp_stack_kind *kind = g->k;
+    char *path = gc_path(o->out, kind->suffix);
     pp_profile pr = {0};
     ids locs = {0}, funcs = {0};
     tu_buf m = {0}, line = {0}, locs_buf = {0}, funcs_buf = {0};
     uint64_t *path_ids = NULL;
     if (!path || pp_profile_init(&pr)) goto oom;
-    pp_value_type(&pr, 1, "pauses", "count");
-    pp_value_type(&pr, 1, "gc", "nanoseconds");
+    pp_value_type(&pr, 1, kind->count_type, "count");
+    pp_value_type(&pr, 1, kind->value_type, "nanoseconds");
     for (uint32_t i = 0; i < g->nslots; i++) {
         const gc_entry *e = &g->v[i];
         if (!e->used) continue;
@@ -198,9 +213,9 @@ int pp_gc_write(pp_gc *g, const jager_reader *r, const export_opts *o)
     }
     if (tu_buf_put(&pr.body, locs_buf.data, locs_buf.len) || tu_buf_put(&pr.body, funcs_buf.data, funcs_buf.len))
         goto oom;
-    pp_value_type(&pr, 11, "gc", "nanoseconds");
-    if (pb_varint(&pr.body, 12, 1) || pb_varint(&pr.body, 13, pp_str(&pr, "jager: GC pauses by triggering allocation stack")) ||
-        pb_varint(&pr.body, 14, pp_str(&pr, "gc")))
+    pp_value_type(&pr, 11, kind->value_type, "nanoseconds");
+    if (pb_varint(&pr.body, 12, 1) || pb_varint(&pr.body, 13, pp_str(&pr, kind->comment)) ||
+        pb_varint(&pr.body, 14, pp_str(&pr, kind->value_type)))
         goto oom;
     rc = pp_profile_write(&pr, path);
     goto done;

@@ -66,5 +66,9 @@ void hunt_rule_small_kernels(const jm_model *m, hunt_list *l);
 void hunt_rule_launch_bound(const jm_model *m, hunt_list *l);
 void hunt_rule_transfer_bound(const jm_model *m, hunt_list *l);
 void hunt_rule_low_occupancy(const jm_model *m, hunt_list *l);
+/* hunt_rules_samples.c: the sampler's stacks */
+void hunt_rule_unannotated(const jm_model *m, hunt_list *l);
+/** Name the hot functions inside each slow_region finding already in \p l. */
+void hunt_samples_annotate(const jm_model *m, hunt_list *l);
 
 #endif

@@ -13,6 +13,7 @@ static const char *const kind_names[HUNT_KIND_COUNT] = {
     "slow_region", "gc_pressure", "allocation_hotspot", "type_instability", "dispatch_diversity",
     "specialization_explosion", "compile_time", "exception_hotspot", "load_imbalance", "dropped_events",
     "plugin_events", "small_kernels", "launch_bound", "transfer_bound", "low_occupancy",
+    "plugin_events", "unannotated_hotspot",
 };
 
 const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_names[k] : "unknown"; }
@@ -25,7 +26,8 @@ double hunt_base(const jm_model *m, hunt_kind kind)
      * session the recording window also holds startup and JIT work the user did not ask
      * to measure. Compile time and run-wide GC are shares of the whole window. */
     double spanned = (double)m->merged.nodes[0].incl_ns;
-    int run_wide = kind == HUNT_COMPILE_TIME || kind == HUNT_SPECIALIZATION_EXPLOSION || kind == HUNT_DROPPED_EVENTS;
+    int run_wide = kind == HUNT_COMPILE_TIME || kind == HUNT_SPECIALIZATION_EXPLOSION || kind == HUNT_DROPPED_EVENTS ||
+                   kind == HUNT_UNANNOTATED_HOTSPOT;
     if (!run_wide && spanned > 0) return spanned;
     return (double)m->thread_ns;
 }
@@ -253,6 +255,8 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
     hunt_rule_transfer_bound(m, &l);
     hunt_rule_low_occupancy(m, &l);
     hunt_rule_plugin_events(m, &l);
+    hunt_rule_unannotated(m, &l);
+    hunt_samples_annotate(m, &l);
     for (size_t i = 0; i < l.n; i++)
         if (!l.items[i].title || !l.items[i].hint) l.oom = 1;
     if (l.oom) {

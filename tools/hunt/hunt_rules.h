@@ -30,6 +30,7 @@ typedef enum hunt_kind {
     HUNT_LAUNCH_BOUND,      /**< host time in launch calls ≫ GPU busy time */
     HUNT_TRANSFER_BOUND,    /**< copies take longer than the kernels */
     HUNT_LOW_OCCUPANCY,     /**< a kernel's shape keeps few warps resident per SM */
+    HUNT_UNANNOTATED_HOTSPOT, /**< a function hot in the sampler's stacks outside any span */
     HUNT_KIND_COUNT
 } hunt_kind;
 

@@ -482,6 +482,7 @@ static const struct role_def {
     {&jp_cuda, JP_CUDA_SUMMARY, JM_ROLE_CUDA_SUMMARY},
     {&jp_cuda, JP_CUDA_DEVICE, JM_ROLE_CUDA_DEVICE},
     {&jp_openmp, JP_OPENMP_SITE_ROLE, JM_ROLE_SITE_ROLE},
+    {&jp_sampler, JP_SAMPLER_SAMPLE, JM_ROLE_SAMPLE},
 };
 
 static void resolve_role(jm_model *m, uint16_t type)
@@ -490,7 +491,8 @@ static void resolve_role(jm_model *m, uint16_t type)
     p->role[type] = JM_ROLE_OTHER;
     const jager_type_desc *d = jager_reader_type(m->reader, type);
     if (!d || !d->name) return;
-    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch) || jp_in_plugin(d->name, &jp_cuda))
+    if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch) || jp_in_plugin(d->name, &jp_cuda)
+        || jp_in_plugin(d->name, &jp_sampler))
         p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
         const struct role_def *rd = &role_defs[i];
@@ -632,6 +634,9 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         else if (!strcmp(role, "work")) a->role |= JM_SITE_ROLE_WORK;
         break;
     }
+    case JM_ROLE_SAMPLE:
+        jm_samples_add(m, field(p, R, rec, JP_SMP_STACK), field(p, R, rec, JP_SMP_SITE), field(p, R, rec, JP_SMP_WEIGHT),
+                       field(p, R, rec, JP_SMP_CPU_NS));
     case JM_ROLE_GC_PAUSE:
         add_gc_pause(m, ev, rec);
         break;
@@ -907,5 +912,6 @@ void jm_model_free(jm_model *m)
     free(m->site_stacks);
     free(m->counters);
     free(m->types);
+    jm_samples_free(m);
     free(m);
 }

@@ -314,6 +314,35 @@ typedef struct jm_cuda {
 /* ------------------------------------------------------------------------------------ */
 /* The model                                                                             */
 
+/** A function in the sampler's stacks (plugins/sampler). Weights are trigger periods. */
+typedef struct jm_sample_fn {
+    const char *func, *file;      /**< borrowed from the reader */
+    uint32_t line;                /**< of the first address seen in it */
+    uint32_t index;               /**< its position in jm_samples.fns */
+    uint64_t self;                /**< samples whose innermost address lies in its code */
+    uint64_t total;               /**< samples with it anywhere on the stack (once per stack) */
+    uint64_t outside;             /**< the part of self taken outside any span */
+} jm_sample_fn;
+
+/** Self weight of one function inside one site (the sample's innermost open site). */
+typedef struct jm_site_fn {
+    jager_site site;              /**< 0: outside any span */
+    uint32_t fn;                  /**< index into jm_samples.fns */
+    uint64_t self;
+} jm_site_fn;
+
+/** The sampler's samples, by function (empty when the recording has none). */
+typedef struct jm_samples {
+    uint64_t samples, weight;     /**< events, and Σ weight (trigger periods) */
+    uint64_t cpu_ns;              /**< Σ cpu_ns: CPU time the samples stand for */
+    uint64_t outside;             /**< weight taken outside any span */
+    jm_sample_fn *fns;            /**< sorted by self, descending */
+    uint32_t nfns;
+    jm_site_fn *site_fns;         /**< sorted by site, then self descending */
+    uint32_t nsite_fns;
+    void *build;                  /**< private building state */
+} jm_samples;
+
 typedef struct jm_model {
     jager_reader *reader;         /**< borrowed */
     jager_reader_info info;       /**< as of jm_model_finish() */
@@ -358,6 +387,7 @@ typedef struct jm_model {
 
     jm_gc gc;
     jm_cuda cuda;                 /**< GPU work (cuda.* events), zeros without them */
+    jm_samples samples;           /**< sampler.sample events by function */
 
     jm_signature *signatures;     /**< sorted by site, then calls descending */
     uint32_t nsignatures;

@@ -396,6 +396,7 @@ jager_status jm_finish_impl(jm_model *m)
     if (close_pending(m) != 0 || merge_threads(m) != 0 || build_sites(m) != 0) return JAGER_E_NOMEM;
     sort_tables(m);
     if (build_counters_and_types(m) != 0) return JAGER_E_NOMEM;
+    if (jm_samples_finish(m) != 0) return JAGER_E_NOMEM;
 
     run_window(m);
     if (mark_partial(m) != 0) return JAGER_E_NOMEM;

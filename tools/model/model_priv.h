@@ -27,6 +27,12 @@ void jm_map_free(jm_map *m);
 /** Grow an array so that it holds at least \p need elements. \return 0 or -1 (OOM). */
 int jm_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 
+/* ---- model_samples.c ---- */
+void jm_samples_add(jm_model *m, uint64_t stack, uint64_t site, uint64_t weight, uint64_t cpu_ns);
+/** By function, symbolized from the reader's tables. \return 0 or -1 (OOM). */
+int jm_samples_finish(jm_model *m);
+void jm_samples_free(jm_model *m);
+
 /* ---- model_tree.c ---- */
 /** Initialise a tree with a root node. \return 0 or -1. */
 int jm_tree_init(jm_tree *t, uint32_t thread, uint32_t limit);
@@ -116,6 +122,7 @@ enum jm_role {
     JM_ROLE_CUDA_SUMMARY,
     JM_ROLE_CUDA_DEVICE,
     JM_ROLE_SITE_ROLE, /* "<plugin>.site_role" (openmp.site_role) */
+    JM_ROLE_SAMPLE,
     JM_ROLE_COUNT
 };
 #define JM_ROLE_FIELDS 16

@@ -77,6 +77,15 @@ enum { JP_ROLE_SITE, JP_ROLE_ROLE, JP_ROLE_KIND };
 extern const jp_plugin jp_openmp;
 /** 1 if \p type_name is a "<plugin>.site_role" type. */
 int jp_is_site_role(const char *type_name);
+/* ---- sampler (plugins/sampler) ---- */
+enum jp_sampler_event { JP_SAMPLER_SAMPLE, JP_SAMPLER_THREAD, JP_SAMPLER_SUMMARY, JP_SAMPLER_NEVENTS };
+/** sampler.sample: one stack sample (emitted from the sampler's thread; os_tid names the
+ *  sampled thread, site its innermost open site, cpu_ns the CPU time it stands for). */
+enum { JP_SMP_STACK, JP_SMP_OS_TID, JP_SMP_SITE, JP_SMP_WEIGHT, JP_SMP_CPU_NS, JP_SMP_FLAGS };
+/** sampler.thread / sampler.summary: what was delivered. */
+enum { JP_SMPT_OS_TID, JP_SMPT_SAMPLES, JP_SMPT_LOST, JP_SMPT_CPU_NS, JP_SMPT_EXPECTED };
+enum { JP_SMPS_MODE, JP_SMPS_SAMPLES, JP_SMPS_HZ };
+extern const jp_plugin jp_sampler;
 
 /** Name of event \p event of \p plugin ("gc.pause"). */
 static inline const char *jp_name(const jp_plugin *plugin, int event) { return plugin->events[event].name; }

@@ -1,0 +1,265 @@
+# sampler_julia.jl — the sampler plugin inside Julia 1.5, beside the gc plugin. One case
+# per process:
+#
+#   julia sampler_julia.jl split | gc | profile
+#
+# split: two Julia functions in a 3:1 split of CPU time come out as the innermost frames
+#        of ~75 % / ~25 % of the samples, named with their file and line by the binding's
+#        symbolizer (JIT frames), and samples inside a @jäger span carry its site.
+# gc:    JAGER_PLUGINS=sampler,gc on an allocation-heavy loop with collections: no crash,
+#        Julia's SIGSEGV/SIGUSR2 handlers untouched, gc.pause and sampler.sample both there,
+#        some samples inside Julia's collector.
+# profile: Julia's own Profile sampling at the same time: both get their samples.
+#
+# Environment: JAGER_LIB (the build's libjager.so), JAGER_PLUGIN_PATH (the plugin folder).
+using Test
+using Libdl
+
+const LIBPATH = get(ENV, "JAGER_LIB", "")
+isfile(LIBPATH) || error("sampler_julia.jl: set JAGER_LIB to the build's libjager.so (got \"$LIBPATH\")")
+const PLUGIN_PATH = get(ENV, "JAGER_PLUGIN_PATH", "")
+isfile(joinpath(PLUGIN_PATH, "libjager-sampler.so")) ||
+    error("sampler_julia.jl: set JAGER_PLUGIN_PATH to the folder holding libjager-sampler.so")
+const LIBH = Libdl.dlopen(LIBPATH, Libdl.RTLD_NOW | Libdl.RTLD_GLOBAL)
+fn(name) = Libdl.dlsym(LIBH, name)
+push!(LOAD_PATH, normpath(joinpath(@__DIR__, "..", "..", "bindings", "julia")))
+using Jager
+
+module SmpReader
+import ..fn
+struct Event             # jager_event (32 bytes)
+    rec::Ptr{UInt8}
+    thread::UInt32
+    type::UInt16
+    reserved::UInt16
+    time_ns::UInt64
+    end_ns::UInt64
+end
+struct Frame
+    func::Cstring
+    file::Cstring
+    line::UInt32
+    inline_depth::UInt32
+end
+ld(::Type{T}, p::Ptr, off::Integer) where {T} = unsafe_load(Ptr{T}(p + off))
+rerr(r) = unsafe_string(ccall(fn(:jager_reader_error), Cstring, (Ptr{Cvoid},), r))
+
+# Plugin events as Dicts (field name => value), the innermost frames of each sample, site
+# names and diagnostics.
+function read(path::AbstractString)
+    rp = Ref{Ptr{Cvoid}}(C_NULL)
+    ccall(fn(:jager_reader_open), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp) == 0 || error("open $path")
+    r = rp[]
+    try
+        ccall(fn(:jager_reader_load_tables), Int32, (Ptr{Cvoid},), r) == 0 || error("load_tables: ", rerr(r))
+        events = Dict{String,Any}[]
+        diags = Tuple{String,String}[]
+        ev = Ref{Event}()
+        cache = Dict{UInt16,Any}()
+        frames = Vector{Frame}(undef, 16)
+        while true
+            rc = ccall(fn(:jager_reader_next), Cint, (Ptr{Cvoid}, Ref{Event}), r, ev)
+            rc == 0 && break
+            rc < 0 && error("reader: ", rerr(r))
+            e = ev[]
+            if e.type == 6
+                src = ccall(fn(:jager_reader_string), Cstring, (Ptr{Cvoid}, UInt32), r, ld(UInt32, e.rec, 16))
+                push!(diags, (src == C_NULL ? "" : unsafe_string(src), unsafe_string(e.rec + 24, ld(UInt32, e.rec, 20))))
+                continue
+            end
+            e.type >= 256 || continue
+            name, fields = get!(cache, e.type) do
+                d = ccall(fn(:jager_reader_type), Ptr{UInt8}, (Ptr{Cvoid}, UInt16), r, e.type)
+                nf = ld(UInt32, d, 16)
+                fp = ld(Ptr{UInt8}, d, 24)
+                (unsafe_string(ld(Cstring, d, 8)), [(unsafe_string(ld(Cstring, fp, 16i)), ld(UInt32, fp, 16i + 8)) for i in 0:nf-1])
+            end
+            d = Dict{String,Any}("type" => name, "time_ns" => ld(UInt64, e.rec, 8))
+            for (i, (fname, kind)) in enumerate(fields)
+                v = ld(UInt64, e.rec, 8 + 8i)
+                d[fname] = kind == 4 ? unsafe_string(ccall(fn(:jager_reader_string), Cstring, (Ptr{Cvoid}, UInt32), r, v)) : v
+            end
+            if name == "sampler.sample"
+                ips = Ref{Ptr{UInt64}}(C_NULL)
+                n = Ref{UInt32}(0)
+                ccall(fn(:jager_reader_stack), Int32, (Ptr{Cvoid}, UInt64, Ref{Ptr{UInt64}}, Ref{UInt32}), r, d["stack"], ips, n) == 0 ||
+                    error("stack missing")
+                # every frame of the stack, innermost first, inlined frames included
+                d["frames"] = [begin
+                    ip = unsafe_load(ips[], k)
+                    nfr = ccall(fn(:jager_reader_symbolize), UInt32, (Ptr{Cvoid}, UInt64, Ptr{Frame}, UInt32), r, ip, frames, 16)
+                    [(func = unsafe_string(f.func), file = unsafe_string(f.file), line = Int(f.line)) for f in reverse(frames[1:nfr])]
+                end for k in 1:n[]]
+            end
+            push!(events, d)
+        end
+        sites = Dict{UInt64,String}()
+        for id in UInt32(1):ccall(fn(:jager_reader_site_count), UInt32, (Ptr{Cvoid},), r)
+            nm = Ref{Cstring}(C_NULL)
+            ccall(fn(:jager_reader_site), Int32, (Ptr{Cvoid}, UInt32, Ref{Cstring}, Ptr{Cvoid}, Ptr{Cvoid}),
+                  r, id, nm, C_NULL, C_NULL) == 0 && (sites[id] = unsafe_string(nm[]))
+        end
+        return (events = events, sites = sites, diags = diags)
+    finally
+        ccall(fn(:jager_reader_close), Cvoid, (Ptr{Cvoid},), r)
+    end
+end
+end # module SmpReader
+
+of(rec, t) = [e for e in rec.events if e["type"] == t]
+# The innermost frame's function (inlined frames first) of a sample, "" when unnamed.
+# (the function whose code holds the address: the last of its frames, after the inlined ones)
+leaf(e) = isempty(e["frames"]) || isempty(e["frames"][1]) ? "" : e["frames"][1][end].func
+has_frame(e, f) = any(fr.func == f for frs in e["frames"] for fr in frs)
+
+const MUL = 0x5851f42d4c957f2d
+@noinline function hot_three(n::Int)
+    x = UInt64(n)
+    for i in 1:n
+        x = x * MUL + UInt64(i)
+    end
+    return x
+end
+const HOT_THREE_LINES = (@__LINE__) - 7 : (@__LINE__) - 1
+@noinline function hot_one(n::Int)
+    x = UInt64(n)
+    for i in 1:n
+        x = x * MUL + UInt64(i)
+    end
+    return x
+end
+
+@noinline function split_work(rounds::Int, n::Int)
+    s = UInt64(0)
+    for r in 1:rounds
+        s += hot_three(3n)
+        s += hot_one(n)
+    end
+    return s
+end
+
+@noinline inside_span(n) = @jäger hot_one(n)
+const SINK = Ref{UInt64}(0)
+
+function record(f, out; plugins)
+    Jager.start(output = out, plugins = plugins, plugin_path = PLUGIN_PATH, quiet = 1)
+    try
+        f()
+    finally
+        ccall(fn(:jager_flush), Int32, ())
+        Jager.symbolize!()
+        Jager.stop()
+    end
+end
+
+function case_split()
+    ENV["JAGER_SAMPLER_HZ"] = "1000"
+    out = joinpath(mktempdir(), "split.jgr")
+    split_work(2, 1000); inside_span(10)              # compile outside the window
+    n = 1_000_000
+    record(out; plugins = "sampler") do
+        split_work(600, n)                             # ≈ 4 × 600 × 1 ms of CPU
+        s = UInt64(0)
+        for i in 1:300
+            s += inside_span(n)
+        end
+        SINK[] = s
+    end
+    rec = SmpReader.read(out)
+    ss = of(rec, "sampler.sample")
+    sum_ = only(of(rec, "sampler.summary"))
+    @test sum_["samples"] == length(ss)
+    outside = [e for e in ss if e["site"] == 0]
+    a = count(e -> leaf(e) == "hot_three", outside)
+    b = count(e -> leaf(e) == "hot_one", outside)
+    @info "split" samples = length(ss) hot_three = a hot_one = b share = a / (a + b) mode = sum_["mode"]
+    @test a + b >= 400
+    @test 0.70 < a / (a + b) < 0.80
+    # names and lines came from the binding's symbolizer (JIT code)
+    e3 = first(e for e in outside if leaf(e) == "hot_three")
+    fr = e3["frames"][1][end]
+    @test endswith(fr.file, "sampler_julia.jl")
+    @test fr.line in HOT_THREE_LINES
+    @test count(e -> has_frame(e, "split_work"), outside) >= (a + b) * 9 ÷ 10
+    # samples in hot_one under @jäger carry the span's site
+    site = only(k for (k, v) in rec.sites if occursin("inside_span", v) || occursin("hot_one", v))
+    in_site = [e for e in ss if e["site"] == site]
+    in_hot = count(e -> leaf(e) == "hot_one", in_site)
+    @info "in the span" site = rec.sites[site] samples = length(in_site) in_hot_one = in_hot
+    @test length(in_site) >= 30
+    @test in_hot >= length(in_site) * 8 ÷ 10
+    # and no sample of hot_one called from inside_span is outside the site
+    @test all(e["site"] == site for e in ss if leaf(e) == "hot_one" && has_frame(e, "inside_span"))
+end
+
+@noinline function make_garbage(n::Int)
+    v = Vector{Vector{Float64}}(undef, 64)
+    for i in 1:64
+        v[i] = rand(n)
+    end
+    return sum(length, v)
+end
+
+function handler_of(sig)
+    sa = zeros(UInt8, 256)   # struct sigaction: handler pointer first
+    ccall(:sigaction, Cint, (Cint, Ptr{Cvoid}, Ptr{UInt8}), sig, C_NULL, sa) == 0 || error("sigaction")
+    return reinterpret(UInt64, sa[1:8])[1]
+end
+
+function case_gc()
+    ENV["JAGER_SAMPLER_HZ"] = "1000"
+    out = joinpath(mktempdir(), "gc.jgr")
+    make_garbage(10); GC.gc()
+    segv, usr2 = handler_of(11), handler_of(12)
+    g0 = Base.gc_num().pause
+    record(out; plugins = "sampler,gc") do
+        s = 0
+        for i in 1:3000
+            s += make_garbage(1000 + i % 7)
+        end
+        GC.gc(true)
+        @test handler_of(11) == segv
+        @test handler_of(12) == usr2
+    end
+    @test handler_of(11) == segv
+    @test handler_of(12) == usr2
+    rec = SmpReader.read(out)
+    ss = of(rec, "sampler.sample")
+    ps = of(rec, "gc.pause")
+    in_gc = count(e -> any(startswith(fr.func, "jl_gc_collect") || startswith(fr.func, "_jl_gc_collect") for frs in e["frames"] for fr in frs), ss)
+    @info "gc" samples = length(ss) pauses = length(ps) gc_num = Base.gc_num().pause - g0 samples_in_collector = in_gc
+    @test length(ps) >= 10
+    @test length(ss) >= 100
+    @test in_gc >= 1
+    @test count(e -> has_frame(e, "make_garbage"), ss) >= 100
+end
+
+# Julia's own Profile (SIGUSR1 timer, SIGUSR2 to suspend and walk threads) running at the
+# same time: both collect their samples, neither crashes, the split holds in both.
+using Profile
+function case_profile()
+    ENV["JAGER_SAMPLER_HZ"] = "1000"
+    out = joinpath(mktempdir(), "profile.jgr")
+    split_work(2, 1000)
+    Profile.init(n = 10^6, delay = 0.001)
+    Profile.clear()
+    record(out; plugins = "sampler") do
+        Profile.@profile split_work(500, 1_000_000)
+    end
+    data = Profile.fetch()
+    rec = SmpReader.read(out)
+    ss = [e for e in of(rec, "sampler.sample") if e["site"] == 0]
+    a = count(e -> leaf(e) == "hot_three", ss)
+    b = count(e -> leaf(e) == "hot_one", ss)
+    nprof = count(==(0), data)     # Julia's profile: one 0 ends each sampled backtrace
+    @info "beside Profile" sampler_samples = a + b share = a / (a + b) julia_profile_backtraces = nprof
+    @test a + b >= 300
+    @test 0.70 < a / (a + b) < 0.80
+    @test nprof >= 100
+end
+
+const CASES = Dict("split" => case_split, "gc" => case_gc, "profile" => case_profile)
+length(ARGS) == 1 && haskey(CASES, ARGS[1]) || error("usage: sampler_julia.jl split|gc|profile")
+@testset "sampler in Julia: $(ARGS[1])" begin
+    CASES[ARGS[1]]()
+end

@@ -1,0 +1,294 @@
+/* test_sampler.c — the sampler plugin on C workloads built with frame pointers.
+ *
+ * Run as `test_sampler timer` (POSIX CPU-time timers forced) and `test_sampler auto`
+ * (perf_event_open where the kernel permits it, else timers: the case checks which ran
+ * and that the reason was given). Assertions compare counts and ratios of samples, never
+ * time: the triggers count CPU time, so a busy machine changes how long a case takes,
+ * not what it samples. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler_fixture.h"
+
+static const char *g_mode = "timer";
+/* Under scripts/valgrind-unit.sh: memcheck flags every walk's reads of stack words that no
+ * code wrote (a stack walker reads what it finds), so the cases keep the leaf frame only
+ * (JAGER_SAMPLER_DEPTH=1) and skip their caller checks, as the gc plugin's tests do; the
+ * walks are checked in the plain and ASan+UBSan builds. */
+static int g_no_stacks;
+/* Statistical assertions (enough samples, shares, delivered against expected) hold for the
+ * real machine, not for memcheck's serialised, 30× slower threads: there only the exact
+ * ones run (counts equal to the summary's, spans, attribution). */
+#define STAT_TRUE(x)                        \
+    do {                                    \
+        if (!g_no_stacks) assert_true(x);   \
+    } while (0)
+
+/* ---- workloads: a dependent multiply chain the compiler can neither drop nor fold ----
+ * Each calls tick() now and then: GCC sets up no frame in a leaf function that needs no
+ * stack even with -fno-omit-frame-pointer, and a sample in such a leaf loses its caller
+ * (docs/sampler.md); a call makes the busy functions non-leaf, as real ones mostly are. */
+volatile uint64_t fx_sink;
+#define NOINL __attribute__((noinline, used))
+NOINL void tick(void) { __asm__ volatile("" ::: "memory"); }
+
+NOINL void busy_a(uint64_t n)
+{
+    uint64_t x = fx_sink;
+    for (uint64_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        if ((x & 0xfffff) == 0) tick();
+    }
+    fx_sink = x;
+}
+NOINL void busy_b(uint64_t n)
+{
+    uint64_t x = fx_sink;
+    for (uint64_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        if ((x & 0xfffff) == 0) tick();
+    }
+    fx_sink = x;
+}
+NOINL void busy_outer(uint64_t n) { busy_a(n); }
+NOINL void busy_in_span(uint64_t n) { busy_b(n); }
+NOINL void busy_thread(uint64_t n) { busy_a(n); }
+
+/* Units of work per millisecond on this machine, measured once. */
+static uint64_t units_per_ms(void)
+{
+    static uint64_t u;
+    if (u) return u;
+    uint64_t n = 1u << 20;
+    for (;;) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+        busy_a(n);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+        if (ms > 20) {
+            u = (uint64_t)((double)n / ms);
+            return u;
+        }
+        n *= 2;
+    }
+}
+
+static void check_mode(const fx_run *r)
+{
+    assert_true(r->have_summary);
+    if (strcmp(g_mode, "timer") == 0) {
+        assert_string_equal(r->mode, "timer");
+        assert_non_null(strstr(r->diags, "POSIX timer triggers (asked for"));
+    } else if (fx_perf_available()) {
+        assert_string_equal(r->mode, "perf");
+        assert_non_null(strstr(r->diags, "perf_event triggers (perf_event_open permitted"));
+    } else {
+        assert_string_equal(r->mode, "timer");
+        assert_non_null(strstr(r->diags, "perf_event_open refused"));
+    }
+    /* said once */
+    const char *first = strstr(r->diags, "sampling ");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "sampling "));
+}
+
+/* Two functions in a 3:1 split of CPU time, interleaved in small slices so the split
+ * holds at every scale: their shares of the samples are 75/25 within a few percent. */
+static void test_split_3_to_1(void **unused)
+{
+    (void)unused;
+    uint64_t u = units_per_ms();
+    const char *path = fx_start(1000, g_mode, 0);
+    /* timers fire at the kernel's tick (250 Hz here) whatever the rate: more work for as
+     * many samples */
+    int iters = strcmp(g_mode, "timer") == 0 ? 1800 : 600;
+    for (int i = 0; i < iters; i++) { /* ≈ iters ms of busy_a, a third of that of busy_b */
+        busy_a(u);
+        busy_b(u / 3);
+    }
+    fx_run r;
+    fx_stop(path, &r);
+    check_mode(&r);
+    uint64_t me = fx_gettid(); /* the collector and the plugin thread have samples too */
+    size_t a = fx_count(&r, "busy_a", UINT64_MAX, me), b = fx_count(&r, "busy_b", UINT64_MAX, me);
+    size_t mine = fx_count(&r, NULL, UINT64_MAX, me);
+    print_message("samples %zu: busy_a %zu, busy_b %zu (share %.3f)\n", r.ns, a, b, (double)a / (double)(a + b));
+    STAT_TRUE(a + b >= 400);
+    STAT_TRUE(a + b >= mine * 9 / 10); /* the two functions are nearly all the thread's CPU time */
+    double share = (double)a / (double)(a + b);
+    STAT_TRUE(share > 0.71 && share < 0.79);
+    /* the callers are there: the walk went past the leaf */
+    size_t with_caller = 0;
+    for (size_t i = 0; i < r.ns; i++)
+        if (strcmp(r.s[i].leaf, "busy_a") == 0 && strcmp(r.s[i].caller, "test_split_3_to_1") == 0) with_caller++;
+    if (!g_no_stacks) assert_true(with_caller >= a * 9 / 10);
+    assert_int_equal(r.summary[4], r.ns);       /* summary.samples: exactly the records */
+    STAT_TRUE(r.summary[5] == 0);               /* nothing lost (memcheck drains too slowly) */
+    assert_true(r.modules >= 1 && r.modules_with_build_id >= 1);
+    if (!g_no_stacks) assert_null(strstr(r.diags, "truncated to their innermost frame")); /* leaf only under memcheck */
+    if (!g_no_stacks) assert_true(r.summary[12] < r.ns / 20); /* leaf-only walks */
+    fx_free(&r);
+}
+
+/* Samples carry the innermost open site: busy_a runs only in outer, busy_b only in inner
+ * (nested in outer), and the same busy_a outside any span has site 0. Every sample whose
+ * leaf is a busy function was taken between its span's begin and end, so the attribution
+ * is exact, not statistical. */
+static void test_attribution(void **unused)
+{
+    (void)unused;
+    uint64_t u = units_per_ms();
+    const char *path = fx_start(1000, g_mode, 0);
+    jager_site outer = jager_site_register("sampler_test.outer", __FILE__, __LINE__);
+    jager_site inner = jager_site_register("sampler_test.inner", __FILE__, __LINE__);
+    int iters = strcmp(g_mode, "timer") == 0 ? 600 : 200;
+    for (int i = 0; i < iters; i++) {
+        jager_span so = jager_span_begin(outer);
+        busy_outer(u);
+        jager_span si = jager_span_begin(inner);
+        busy_in_span(u);
+        jager_span_end(si);
+        jager_span_end(so);
+        busy_a(u);
+    }
+    fx_run r;
+    fx_stop(path, &r);
+    size_t b_all = fx_count(&r, "busy_b", UINT64_MAX, 0);
+    size_t b_inner = fx_count(&r, "busy_b", inner, 0);
+    size_t a_all = fx_count(&r, "busy_a", UINT64_MAX, 0);
+    size_t a_outer = fx_count(&r, "busy_a", outer, 0), a_none = fx_count(&r, "busy_a", 0, 0);
+    print_message("busy_b %zu (in inner %zu); busy_a %zu (outer %zu, no span %zu)\n", b_all, b_inner, a_all, a_outer,
+                  a_none);
+    STAT_TRUE(b_all >= 80 && a_outer >= 80 && a_none >= 80);
+    assert_int_equal(b_inner, b_all);
+    assert_int_equal(a_outer + a_none, a_all);
+    /* busy_a under outer was called by busy_outer, outside by the test itself */
+    for (size_t i = 0; i < r.ns; i++) {
+        const fx_sample *s = &r.s[i];
+        if (strcmp(s->leaf, "busy_a") != 0 || g_no_stacks) continue;
+        assert_string_equal(s->caller, s->site == outer ? "busy_outer" : "test_attribution");
+    }
+    assert_int_equal(r.spans, 2 * (uint64_t)iters);
+    fx_free(&r);
+}
+
+static void *never_emits(void *arg)
+{
+    busy_thread(*(uint64_t *)arg);
+    return (void *)(uintptr_t)fx_gettid();
+}
+
+/* A thread that never calls Jäger is found in /proc/self/task and sampled; its
+ * sampler.thread record counts exactly the samples of it in the file, close to its CPU
+ * time × rate. */
+static void test_thread_that_never_emits(void **unused)
+{
+    (void)unused;
+    uint64_t work = units_per_ms() * 500;
+    const char *path = fx_start(1000, g_mode, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, never_emits, &work), 0);
+    void *ret = NULL;
+    pthread_join(th, &ret);
+    uint64_t tid = (uint64_t)(uintptr_t)ret;
+    fx_run r;
+    fx_stop(path, &r);
+    size_t mine = fx_count(&r, NULL, UINT64_MAX, tid), in_busy = fx_count(&r, "busy_a", UINT64_MAX, tid);
+    uint64_t periods = 0; /* Σ weight: a timer counts the periods it could not signal */
+    for (size_t i = 0; i < r.ns; i++)
+        if (r.s[i].os_tid == tid) periods += r.s[i].weight;
+    const fx_thread *t = NULL;
+    for (size_t i = 0; i < r.nt; i++)
+        if (r.t[i].os_tid == tid) t = &r.t[i];
+    if (g_no_stacks && !t) { /* memcheck's thread scheduling may leave the short thread unseen */
+        fx_free(&r);
+        return;
+    }
+    assert_non_null(t);
+    print_message("thread %llu: %zu samples (%zu in busy_a), %llu periods, expected %llu from %.1f ms CPU\n",
+                  (unsigned long long)tid, mine, in_busy, (unsigned long long)periods, (unsigned long long)t->expected,
+                  (double)t->cpu_ns / 1e6);
+    STAT_TRUE(mine >= 100);
+    assert_int_equal(t->samples, mine);
+    STAT_TRUE(in_busy >= mine * 9 / 10);
+    STAT_TRUE(t->expected > 0);
+    STAT_TRUE(periods >= t->expected * 9 / 10 && periods <= t->expected * 11 / 10 + 2);
+    fx_free(&r);
+}
+
+/* Heavy span traffic on two threads while sampling at 10 kHz: signals land in the middle
+ * of span records being written, and every record survives: the file reads to its end,
+ * the span count is exact, every sample is there. */
+static int g_storm = 100000; /* per thread; 10 000 under valgrind (scripts/valgrind-unit.sh) */
+
+static void *span_storm(void *arg)
+{
+    jager_site s1 = *(jager_site *)arg, s2 = s1 + 1;
+    for (int i = 0; i < g_storm; i++) {
+        jager_span a = jager_span_begin(s1);
+        jager_span b = jager_span_begin(s2);
+        busy_b(1000);
+        jager_span_end(b);
+        jager_span_end(a);
+        jager_span c = jager_span_begin(s1); /* back-to-back records: signals hit mid-write */
+        jager_span_end(c);
+    }
+    return (void *)(uintptr_t)fx_gettid();
+}
+
+static void test_heavy_span_traffic(void **unused)
+{
+    (void)unused;
+    const char *path = fx_start(g_no_stacks ? 1000 : 10000, g_mode, 16u << 20); /* memcheck: 1 kHz */
+    jager_site s1 = jager_site_register("sampler_test.storm", __FILE__, __LINE__);
+    jager_site s2 = jager_site_register("sampler_test.storm_inner", __FILE__, __LINE__);
+    assert_int_equal(s2, s1 + 1);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, span_storm, &s1), 0);
+    uint64_t tids[2];
+    for (int i = 0; i < 2; i++) {
+        void *ret = NULL;
+        pthread_join(th[i], &ret);
+        tids[i] = (uint64_t)(uintptr_t)ret;
+    }
+    fx_run r;
+    fx_stop(path, &r);
+    print_message("spans %llu, samples %zu, dropped %llu\n", (unsigned long long)r.spans, r.ns,
+                  (unsigned long long)r.stats.events_dropped);
+    assert_int_equal(r.stats.events_dropped, 0);
+    assert_int_equal(r.spans, 6 * (uint64_t)g_storm);
+    STAT_TRUE(r.ns >= 40);
+    assert_int_equal(r.summary[4], r.ns);
+    size_t on_storm = 0, attributed = 0;
+    for (int i = 0; i < 2; i++) {
+        on_storm += fx_count(&r, NULL, UINT64_MAX, tids[i]);
+        attributed += fx_count(&r, NULL, s1, tids[i]) + fx_count(&r, NULL, s2, tids[i]);
+    }
+    STAT_TRUE(on_storm >= 20 && attributed >= on_storm * 8 / 10);
+    fx_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) g_mode = argv[1];
+    if (getenv("JAGER_UNDER_VALGRIND")) {
+        g_storm = 10000;
+        g_no_stacks = 1;
+        setenv("JAGER_SAMPLER_DEPTH", "1", 1);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_3_to_1),
+        cmocka_unit_test(test_attribution),
+        cmocka_unit_test(test_thread_that_never_emits),
+        cmocka_unit_test(test_heavy_span_traffic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
