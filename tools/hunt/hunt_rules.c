@@ -13,7 +13,7 @@ static const char *const kind_names[HUNT_KIND_COUNT] = {
     "slow_region", "gc_pressure", "allocation_hotspot", "type_instability", "dispatch_diversity",
     "specialization_explosion", "compile_time", "exception_hotspot", "load_imbalance", "dropped_events",
     "plugin_events", "small_kernels", "launch_bound", "transfer_bound", "low_occupancy",
-    "plugin_events", "unannotated_hotspot",
+    "unannotated_hotspot",
 };
 
 const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_names[k] : "unknown"; }

@@ -637,6 +637,7 @@ static void add_plugin(jm_model *m, const jager_event *ev)
     case JM_ROLE_SAMPLE:
         jm_samples_add(m, field(p, R, rec, JP_SMP_STACK), field(p, R, rec, JP_SMP_SITE), field(p, R, rec, JP_SMP_WEIGHT),
                        field(p, R, rec, JP_SMP_CPU_NS));
+        break;
     case JM_ROLE_GC_PAUSE:
         add_gc_pause(m, ev, rec);
         break;

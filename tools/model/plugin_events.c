@@ -37,6 +37,8 @@ static const jp_event sampler_events[JP_SAMPLER_NEVENTS] = {
     [JP_SAMPLER_SAMPLE] = {"sampler.sample", {"stack", "os_tid", "site", "weight", "cpu_ns", "flags"}},
     [JP_SAMPLER_THREAD] = {"sampler.thread", {"os_tid", "samples", "lost", "cpu_ns", "expected"}},
     [JP_SAMPLER_SUMMARY] = {"sampler.summary", {"mode", "samples", "hz"}},
+};
+
 const jp_plugin jp_sampler = {"sampler", "sampler.", sampler_events, JP_SAMPLER_NEVENTS};
 const jp_plugin jp_gc = {"gc", "gc.", gc_events, JP_GC_NEVENTS};
 const jp_plugin jp_openmp = {"openmp", "openmp.", openmp_events, JP_OPENMP_NEVENTS};
