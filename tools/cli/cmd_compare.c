@@ -205,12 +205,13 @@ int cmd_compare(int argc, char **argv)
         goto out;
     }
     const jb_result *h = &head.results[0], *b = jb_doc_find(&base, h->machine_class);
-    if (!b) {
+    if (!b && (base.nresults == 1 || any_machine)) {
+        b = &base.results[0];   /* compared, and the table's warnings say the machines differ */
+    } else if (!b) {
         fprintf(stderr, "jager compare: %s has no result for this machine class \"%s\" (it has:", base_path, h->machine_class);
         for (size_t i = 0; i < base.nresults; i++) fprintf(stderr, "%s \"%s\"", i ? "," : "", base.results[i].machine_class);
-        fprintf(stderr, ")%s\n", any_machine || base.nresults == 1 ? "" : "; --any-machine compares with the first");
-        if (!any_machine) goto out;
-        b = &base.results[0];
+        fprintf(stderr, "); --any-machine compares with the first\n");
+        goto out;
     }
     jc_report rep;
     if (jc_compare(b, h, &o, &rep)) { fprintf(stderr, "jager compare: out of memory\n"); goto out; }
