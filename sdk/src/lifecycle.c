@@ -24,8 +24,15 @@ static uint64_t jg_span_cost_x1000; /* measured cost of one span in ns × 1000 (
 /* The life lock: jager_init and jager_shutdown hold it for writing, jager_flush for reading,
  * so a flush never overlaps a run's start or end (rings reset or freed, sinks closed). A
  * plugin's callback that runs inside init or shutdown may call jager_flush: the thread
- * that holds the lock for writing is marked and does not take it again. */
+ * that holds the lock for writing is marked and does not take it again. Writers are
+ * preferred: a thread that flushes in a loop must not starve a shutdown (glibc's readers-first
+ * default lets it, for ever under valgrind's one-thread-at-a-time scheduler). Flush never
+ * takes the lock twice, so the writer preference cannot deadlock a reader. */
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+static pthread_rwlock_t life_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
 static pthread_rwlock_t life_lock = PTHREAD_RWLOCK_INITIALIZER;
+#endif
 static __thread int in_life __attribute__((tls_model("initial-exec")));
 static int initialized;
 static int clock_done;

@@ -37,7 +37,8 @@ static void test_fit_maps_cupti_times(void **unused)
 
     assert_int_equal(ct_count(m, t_kernel), 1);
     const jager_rec_plugin *kr = ct_rec(m, t_kernel, 0);
-    assert_true(absdiff(kr->time_ns, j0) < 200000);             /* within 200 µs of the Jäger time */
+    /* within 200 µs of the Jäger time (memcheck slows the paired samples 30-fold: 10 ms there) */
+    assert_true(absdiff(kr->time_ns, j0) < (getenv("JAGER_UNDER_VALGRIND") ? 10000000 : 200000));
     assert_true(absdiff(kr->time_ns + kr->fields[0], j1) < 200000);
     assert_true(ct_count(m, t_clock) >= 5);                     /* 4 at start, one per flush and at stop */
     for (size_t i = 0; i < ct_count(m, t_clock); i++) {
