@@ -21,13 +21,19 @@
 
 static double x[N], y[N];
 
+/* The work counts are data, not constants: every variant compiles to the same code (same
+ * loop shape, same alignment), so a variant differs only in how much work it does. */
+static volatile int dot_work = DOT_WORK;
+static volatile unsigned scale_bytes = SCALE_BYTES;
+
 /* volatile sink: the compiler must keep every kernel's work. */
 static volatile double sink;
 
 static void dot(void)
 {
     double s = 0;
-    for (int rep = 0; rep < DOT_WORK; rep++)
+    int work = dot_work;
+    for (int rep = 0; rep < work; rep++)
         for (int i = 0; i < N; i++) s += x[i] * y[(i + rep) & (N - 1)];
     sink = s;
 }
@@ -60,7 +66,7 @@ int main(int argc, char **argv)
         jager_span_end(sp);
         sp = jager_span_begin(s_scale);
         scale(0.999);
-        jager_span_end_bytes(sp, 4096 + SCALE_BYTES);
+        jager_span_end_bytes(sp, 4096 + scale_bytes);
         sp = jager_span_begin(s_max);
         reduce_max();
         jager_span_end(sp);

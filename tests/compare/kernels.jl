@@ -27,7 +27,7 @@ function main(work)
     v = similar(u)
     smooth!(v, u, 1); norm2(v)     # compiled before the recording, as any benchmark warms up
     Jager.start()
-    for _ in 1:40
+    for _ in 1:60
         @jäger smooth!(v, u, work)
         @jäger norm2(v)
     end
