@@ -1,6 +1,6 @@
 /* bench_kernels.c — the program `jager bench` measures in tests/compare: three kernels with
  * fixed work, built in variants that change one thing each:
- *   -DDOT_WORK=110   dot does 10 % more arithmetic (a real slowdown, not a sleep)
+ *   -DDOT_WORK=120   dot does 20 % more arithmetic (a real slowdown, not a sleep)
  *   -DSCALE_BYTES=N  scale reports N more bytes per call (an allocation added)
  *   -DEXTRA_SITE     one more kernel, with a hostile name (the differential report shows it
  *                    as new, as text)

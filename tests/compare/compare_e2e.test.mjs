@@ -33,7 +33,7 @@ function jager(args, env = {}) {
 // so an inconclusive first try is followed by one with more runs — what a user would do.
 function benchAB(base, head, runs, extra = []) {
   const b = tmp(`base-${path.basename(base)}-${runs}.json`), h = tmp(`head-${path.basename(head)}-${runs}.json`);
-  const r = jager(['bench', 'run', '-n', String(runs), '-w', '1', '--base-cmd', `${base} 60`, '--base-out', b, '-o', h, ...extra, '--', head, '60']);
+  const r = jager(['bench', 'run', '-n', String(runs), '-w', '1', '--base-cmd', `${base} 200`, '--base-out', b, '-o', h, ...extra, '--', head, '200']);
   assert.equal(r.status, 0, r.stderr);
   return { b, h };
 }
@@ -46,7 +46,7 @@ function verdictRow(stdout, kernel) {
   return line.slice(0, 10).trim();
 }
 
-test('a 10 % slower dot is caught: exit 1, Markdown table, annotation on its file and line', () => {
+test('a dot doing 20 % more work is caught: exit 1, Markdown table, annotation on its file and line', () => {
   let { b, h } = benchAB(kernels('base'), kernels('slow'), 15);
   let md = tmp('slow.md'), comment = tmp('comment.md'), summary = tmp('summary.md');
   fs.writeFileSync(summary, '# earlier step\n');
@@ -58,10 +58,10 @@ test('a 10 % slower dot is caught: exit 1, Markdown table, annotation on its fil
   }
   assert.equal(r.status, 1, `expected a regression:\n${r.stdout}${r.stderr}`);
   assert.equal(verdictRow(r.stdout, 'dot'), 'regressed');
-  // The change is about +10 %: the interval printed must contain it.
+  // The change is about +20 %: the interval printed must lie around it.
   const dotLine = r.stdout.split('\n').find((l) => rowKernel(l) === 'dot');
   const m = dotLine.match(/\[([+-][\d.]+), ([+-][\d.]+)\]/);
-  assert.ok(m && Number(m[1]) > 3 && Number(m[1]) < 10 && Number(m[2]) > 10, dotLine);
+  assert.ok(m && Number(m[1]) > 3 && Number(m[1]) < 25 && Number(m[2]) > 15, dotLine);
   // Annotation with the kernel's source file and line (where JAGER site registration sits).
   const src = fs.readFileSync(path.join(SRC, 'tests/compare/bench_kernels.c'), 'utf8').split('\n');
   const dotLineNo = src.findIndex((l) => l.includes('jager_site_register("dot"')) + 1;
