@@ -2,7 +2,7 @@
 # test.sh — everything a fresh machine needs, then every test: Debian packages, npm peers and
 # Julia (install-deps.sh), a warnings-as-errors build, and one ctest run that covers the unit
 # tests, the plugin ABI and abidiff checks, Julia, the real peers (DuckDB, hyparquet, go tool
-# pprof, Chromium), the fuzzer, and the sanitizer and valgrind re-runs. ctest's summary line
+# pprof, Chromium), the fuzzer, and the sanitizer and valgrind re-runs. "N passed, N failed"
 # closes the output; the exit status is non-zero on any failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,4 +12,19 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJAGER_WERROR=ON
   || { cat "$build.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { "$root/scripts/build-failed.sh" "$build.build.log"; exit 1; }
 echo "build: ok ($build, log in $build.build.log)"
-exec ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${JAGER_CTEST_ARGS:-}
+# ctest prints its label and time summaries after the pass/fail line: the last line here
+# restates that line as "N passed, N failed", and the exit status is ctest's.
+set +e
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${JAGER_CTEST_ARGS:-} 2>&1 | tee "$build.ctest.log"
+rc=${PIPESTATUS[0]}
+set -e
+line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$build.ctest.log" | tail -1)
+if [ -n "$line" ]; then
+  failed=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) tests? failed out of ([0-9]+).*/\1/')
+  total=$(echo "$line" | sed -E 's/.*failed out of ([0-9]+).*/\1/')
+  echo "$((total - failed)) passed, $failed failed"
+else
+  echo "0 passed, 1 failed (ctest printed no summary; exit $rc)"
+  [ "$rc" -ne 0 ] || rc=1
+fi
+exit "$rc"

@@ -6,7 +6,8 @@
 # site (recording per JAGER_OUTPUT/JAGER_PLUGINS: `using Jager` starts it). It prints one
 # line `key=value …` of process CPU seconds (clock(), less disturbed by a loaded machine
 # than wall time): load (`using`), first (the first main() call: mostly JIT), second (a
-# second call: the run), when recording stop (Jager.stop()) split into hooks/symbolize/rest,
+# second call: the run), when recording stop (Jager.stop()) split into hooks/symbolize/rest
+# and the hook's final drain into its phases (drain_compiles/verdicts/counts/census),
 # and ir (statements of main's optimized IR: the code the JIT compiles).
 const MODE = ARGS[1]
 const SIZE = length(ARGS) >= 2 ? parse(Int, ARGS[2]) : 1
@@ -151,12 +152,17 @@ out = ["load=$(T_LOADED - T_START)", "first=$(t1 - t0)", "second=$(t2 - t1)", "i
 if MODE == "jager" && Jager.isrecording()
     S = Jager.DispatchSensor
     c0 = cpu()
-    Jager.run_hooks(Jager.STOP_HOOKS, "stop")
+    Jager.run_hooks(Jager.STOP_HOOKS, "Jager: a stop hook failed")
     t_hooks = cpu() - c0
     empty!(Jager.STOP_HOOKS)   # ran above, timed on their own
     ccall((:jager_flush, Jager.LIB), Int32, ())
     c0 = cpu(); Jager.symbolize!(); t_sym = cpu() - c0
     c0 = cpu(); Jager.stop(); t_rest = cpu() - c0
     push!(out, "stop=$(t_hooks + t_sym + t_rest)", "stop_hooks=$t_hooks", "stop_symbolize=$t_sym", "stop_rest=$t_rest")
+    if isdefined(S, :DRAIN_NS)   # the stop hook's final drain, per phase (CPU seconds)
+        d = S.DRAIN_NS
+        push!(out, "drain_compiles=$(d.compiles / 1e9)", "drain_verdicts=$(d.verdicts / 1e9)",
+              "drain_counts=$(d.counts / 1e9)", "drain_census=$(d.census / 1e9)")
+    end
 end
 println(join(out, " "))

@@ -208,6 +208,12 @@ function main()
         @printf("%-28s %9.1f %12.1f %8.2fx %10.2fx %16s\n", name, ns, over, ns / bare_ns, over / pair_over,
                 over > 0.5 ? @sprintf("%.2fx cheaper", timeit_over / over) : "-")
     end
+    # The C span cost in this process: libjager times a C loop of jager_span_begin/end at
+    # init (best of 5 x 2000, the loop included), the same figure jager_stat reports.
+    c_span = st.span_cost_ns_x1000 / 1000
+    jager_over = rows[7][2] - bare_ns # @jäger f(x), timing only
+    @printf("%-28s %9s %12.1f %9s %10.2fx   (libjager's own C loop at init, this process; @jäger f(x) / it: %.2fx)\n",
+            "C span (begin/end from C)", "", c_span, "", c_span / pair_over, jager_over / c_span)
     @printf("%-28s %9.1f ns per message (%d messages)\n", info[1][1], info[1][2], nlog)
     @printf("%-28s %9.1f ns per message\n", null[1][1], null[1][2])
     @printf("events emitted %d, recorded %d, dropped %d (ring full %d)\n", st.events_emitted,

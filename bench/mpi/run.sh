@@ -7,5 +7,5 @@ B=${1:-build}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mpiexec -n 2 -genv LD_PRELOAD "$B/lib/libjager.so:$B/plugins/libjager-mpi.so" \
-  -genv JAGER_OUTPUT "$T/bench.%r.jgr" -genv JAGER_RING_BYTES 32M -genv JAGER_QUIET 1 "$B/bin/bench_mpi" "$2" "$3"
+  -genv JAGER_OUTPUT "$T/bench.%r.jgr" -genv JAGER_MPI_AGGREGATE 0 -genv JAGER_RING_BYTES 32M -genv JAGER_QUIET 1 "$B/bin/bench_mpi" "$2" "$3"
 "$B/bin/jager" info "$T/bench.0.jgr" | grep -E '^(events|dropped)'

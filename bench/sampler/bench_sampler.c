@@ -7,12 +7,22 @@
  * median of the rounds: it is wall time, so a handler preempted on a busy machine inflates one),
  * and samples delivered against expected on the sampled thread (its CPU time × rate), plus
  * the periods the samples stand for (a timer signals at most once per kernel tick and
- * counts the rest as overruns). Asserts nothing.
+ * counts the rest as overruns). Beside them the floor: the same loop with a bare
+ * perf_event CPU clock signalling an empty handler at each rate, no Jäger at all, which is
+ * what the kernel's signal delivery alone costs on this machine. Asserts nothing.
  *
  * Usage: bench_sampler [PLUGIN_DIR [ROUNDS [MS]]] */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* F_SETOWN_EX, F_SETSIG */
+#endif
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,6 +110,55 @@ static int run(uint64_t units, unsigned hz, const char *mode, result *out)
     return 0;
 }
 
+static volatile sig_atomic_t g_bare_hits;
+static void bare_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig, (void)si, (void)uc;
+    g_bare_hits++;
+}
+
+/* The floor: the workload under a perf CPU-clock event that signals an empty handler at
+ * hz, as the sampler's perf mode arms it, without Jäger. Returns the thread's CPU ms, or
+ * -1 when perf_event_open is refused here. */
+static double run_bare(uint64_t units, unsigned hz, uint64_t *hits)
+{
+    int sig = SIGRTMIN + 6;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = bare_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &old) != 0) return -1;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 1000000000ull / hz;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.wakeup_events = 1;
+    a.disabled = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    double ms = -1;
+    if (fd >= 0) {
+        struct f_owner_ex own = {.type = F_OWNER_TID, .pid = (pid_t)syscall(SYS_gettid)};
+        if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) == 0 && fcntl(fd, F_SETSIG, sig) == 0 &&
+            fcntl(fd, F_SETOWN_EX, &own) == 0) {
+            g_bare_hits = 0;
+            ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+            double t0 = cpu_ms(CLOCK_THREAD_CPUTIME_ID);
+            workload(units);
+            ms = cpu_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
+            ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+            *hits = (uint64_t)g_bare_hits;
+        }
+        close(fd);
+    }
+    sigaction(sig, &old, NULL);
+    return ms;
+}
+
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -126,13 +185,19 @@ int main(int argc, char **argv)
     }
     const char *modes[2] = {"perf", "timer"};
     const unsigned rates[2] = {100, 1000};
-    double base[99], var[2][2][99], hper[2][2][99];
+    double base[99], var[2][2][99], hper[2][2][99], bare[2][99];
+    uint64_t bare_hits[2] = {0, 0};
+    int have_bare = 1;
     result last[2][2];
     memset(last, 0, sizeof last);
     for (int k = 0; k < rounds; k++) {
         result r;
         if (run(units, 0, "auto", &r)) return 1;
         base[k] = r.thread_ms;
+        for (int h = 0; h < 2 && have_bare; h++) {
+            bare[h][k] = run_bare(units, rates[h], &bare_hits[h]);
+            if (bare[h][k] < 0) have_bare = 0;
+        }
         for (int m = 0; m < 2; m++)
             for (int h = 0; h < 2; h++) {
                 if (run(units, rates[h], modes[m], &r)) return 1;
@@ -161,6 +226,14 @@ int main(int argc, char **argv)
                    (unsigned long long)r->expected, r->expected ? (double)r->periods / (double)r->expected : 0.0,
                    strcmp(r->mode, modes[m]) ? "  (perf refused: timers ran)" : "");
         }
+    for (int h = 0; h < 2 && have_bare; h++) {
+        double *v = bare[h];
+        qsort(v, (size_t)rounds, sizeof v[0], cmp);
+        printf("%-6s %5uHz %+10.2f%% %+4.1f..%+4.1f%% %13s %6llu signals (an empty handler, no Jager: the floor)\n", "bare",
+               rates[h], 100.0 * (v[rounds / 2] / b - 1.0), 100.0 * (v[0] / b - 1.0), 100.0 * (v[rounds - 1] / b - 1.0),
+               "", (unsigned long long)bare_hits[h]);
+    }
+    if (!have_bare) printf("bare: perf_event_open refused here, no floor measured\n");
     /* the noise floor: two unsampled medians' halves against each other */
     printf("noise: unsampled rounds spread %+.2f..%+.2f%% around their median\n", 100.0 * (base[0] / b - 1.0),
            100.0 * (base[rounds - 1] / b - 1.0));

@@ -3,10 +3,11 @@
  * every residual Allreduce. Plain MPI, no Jäger in it: record it unchanged with
  *
  *   mpiexec -n 4 -genv LD_PRELOAD "$PWD/build/lib/libjager.so:$PWD/build/plugins/libjager-mpi.so" \
- *           -genv JAGER_OUTPUT "$PWD/jacobi.%r.jgr" build/bin/jacobi 200
+ *           -genv JAGER_OUTPUT "$PWD/jacobi.jgr" build/bin/jacobi 200
  *
- * then read the ranks' files with `jager dump jacobi.0.jgr --type mpi.call` (and
- * `jager info` for the job's trace id and the clock offsets). */
+ * then `jager hunt jacobi.jgr` (rank 0 gathered every rank into that one file at
+ * MPI_Finalize): with 2 ranks a collective_wait in MPI_Allreduce names the last rank;
+ * `jager summary jacobi.jgr` has the per-rank MPI table. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>

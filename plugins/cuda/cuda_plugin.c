@@ -15,7 +15,7 @@
 cu_state cu_g;
 
 static const jager_field_desc launch_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0}, {"api", JAGER_FIELD_STRING, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT}, {"api", JAGER_FIELD_STRING, 0},
     {"kind", JAGER_FIELD_U64, 0}, /* 1 kernel, 2 graph, 3 copy, 4 memset, 5 sync, 6 alloc, 7 free */
     {"correlation_id", JAGER_FIELD_U64, 0},      {"external_id", JAGER_FIELD_U64, 0},
     {"stack", JAGER_FIELD_STACK, 0},             {"site", JAGER_FIELD_SITE, 0},
@@ -26,7 +26,7 @@ static const jager_field_desc launch_fields[] = {
         {"launch_ns", JAGER_FIELD_TIME_NS, 0}, {"launch_stack", JAGER_FIELD_STACK, 0},           \
         {"launch_site", JAGER_FIELD_SITE, 0}, {"launch_os_tid", JAGER_FIELD_U64, 0}
 static const jager_field_desc kernel_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"name", JAGER_FIELD_STRING, 0},
     {"device", JAGER_FIELD_U64, 0},
     {"context", JAGER_FIELD_U64, 0},
@@ -45,7 +45,7 @@ static const jager_field_desc kernel_fields[] = {
     {"launch_type", JAGER_FIELD_U64, 0},
 };
 static const jager_field_desc memcpy_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0}, {"bytes", JAGER_FIELD_BYTES, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT}, {"bytes", JAGER_FIELD_BYTES, 0},
     {"copy_kind", JAGER_FIELD_U64, 0}, /* CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP */
     {"src_kind", JAGER_FIELD_U64, 0},            {"dst_kind", JAGER_FIELD_U64, 0}, /* 1 pageable, 2 pinned, 3 device */
     {"async", JAGER_FIELD_BOOL, 0},              {"device", JAGER_FIELD_U64, 0},
@@ -53,14 +53,14 @@ static const jager_field_desc memcpy_fields[] = {
     LAUNCH_REF,                                  {"graph_id", JAGER_FIELD_U64, 0},
 };
 static const jager_field_desc memset_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0}, {"bytes", JAGER_FIELD_BYTES, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT}, {"bytes", JAGER_FIELD_BYTES, 0},
     {"value", JAGER_FIELD_U64, 0},               {"memory_kind", JAGER_FIELD_U64, 0},
     {"device", JAGER_FIELD_U64, 0},              {"context", JAGER_FIELD_U64, 0},
     {"stream", JAGER_FIELD_U64, 0},              LAUNCH_REF,
     {"graph_id", JAGER_FIELD_U64, 0},
 };
 static const jager_field_desc sync_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"sync_type", JAGER_FIELD_U64, 0}, /* 1 event, 2 stream wait event, 3 stream, 4 context */
     {"context", JAGER_FIELD_U64, 0},
     {"stream", JAGER_FIELD_U64, 0},
@@ -83,7 +83,7 @@ static const jager_field_desc memory_fields[] = {
     {"launch_os_tid", JAGER_FIELD_U64, 0},
 };
 static const jager_field_desc overhead_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"overhead_kind", JAGER_FIELD_U64, 0},
     {"object_kind", JAGER_FIELD_U64, 0},
     {"correlation_id", JAGER_FIELD_U64, 0},
@@ -141,7 +141,7 @@ static const jager_field_desc clock_fields[] = {
     {"bracket_ns", JAGER_FIELD_DURATION_NS, 0},
 };
 static const jager_field_desc nvtx_range_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"name", JAGER_FIELD_STRING, 0},
     {"domain", JAGER_FIELD_STRING, 0},
     {"category", JAGER_FIELD_U64, 0},
@@ -343,6 +343,7 @@ static const jager_plugin_descriptor cu_descriptor = {
     .get_extension = cu_get_extension,
     .options = cu_options,
     .noptions = CU_N(cu_options),
+    .flags = JAGER_PLUGIN_FLAG_CALLER_THREAD, /* its runtime is called from the program's thread */
 };
 
 JAGER_PLUGIN_DEFINE_ENTRY(&cu_descriptor)

@@ -22,7 +22,7 @@ static const jager_field_desc dp_signature_fields[] = {
     {"final", JAGER_FIELD_BOOL, 0},   /* 1: the summary record written at stop */
 };
 static const jager_field_desc dp_compile_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"inference_ns", JAGER_FIELD_DURATION_NS, 0},
     {"signature", JAGER_FIELD_STRING, 0},
 };
@@ -208,6 +208,7 @@ static const jager_plugin_descriptor dp_descriptor = {
     .get_extension = dp_get_extension,
     .options = dp_options,
     .noptions = DP_N(dp_options),
+    .flags = JAGER_PLUGIN_FLAG_CALLER_THREAD, /* its runtime is called from the program's thread */
 };
 
 JAGER_PLUGIN_DEFINE_ENTRY(&dp_descriptor)

@@ -137,7 +137,12 @@ static void on_post(gc_state *st, int collection)
     p->freed = freed > 0 ? (uint64_t)freed : 0;
     p->live_after = live_after > 0 ? (uint64_t)live_after : 0;
     uint64_t colls = 0, full_after = 0;
-    p->full = (f->have_counts && gc_julia_counts(&st->jl, &colls, &full_after) && full_after > f->full_before) ? 1u : 0u;
+    /* A count, not a flag: on 1.5 GC.gc(true) recollects inside the same pause, and that
+     * recollection is itself full when the heap asks for it — one pause, two full sweeps
+     * (a flag undercounted gc_num().full_sweep by one per such pause). */
+    uint64_t sweeps = (f->have_counts && gc_julia_counts(&st->jl, &colls, &full_after) && full_after > f->full_before)
+                          ? full_after - f->full_before : 0;
+    p->full = sweeps > UINT32_MAX ? UINT32_MAX : (uint32_t)sweeps;
     p->os_tid = f->os_tid;
     p->nips = f->nips;
     for (uint32_t i = 0; i < f->nips; i++) p->ips[i] = (uint64_t)(uintptr_t)f->raw[i];

@@ -22,9 +22,10 @@ gc_state gc_g;
 #define GC_DEFAULT_QUEUE 256u
 
 static const jager_field_desc pause_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"requested", JAGER_FIELD_U64, 0},   /* Julia's argument: 0 auto, 1 full, 2 incremental */
-    {"full", JAGER_FIELD_BOOL, 0},       /* a full sweep happened (runtime counters) */
+    {"full", JAGER_FIELD_U64, 0},        /* full sweeps in this pause (runtime counters): GC.gc(true)
+                                            can sweep twice, its forced sweep and a full recollection */
     {"allocd_bytes", JAGER_FIELD_BYTES, 0},
     {"freed_bytes", JAGER_FIELD_BYTES, 0},
     {"live_bytes", JAGER_FIELD_BYTES, 0},
@@ -37,7 +38,7 @@ static const jager_field_desc pause_fields[] = {
  * thread has spans open), so that it reaches the file before every span the collection
  * stalled; gc.pause, with the stack, follows from the plugin's thread. */
 static const jager_field_desc stall_fields[] = {
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
 };
 static const jager_field_desc site_time_fields[] = {
     {"site", JAGER_FIELD_SITE, 0},
@@ -222,6 +223,7 @@ static const jager_plugin_descriptor gc_descriptor = {
     .get_extension = gc_get_extension,
     .options = gc_options,
     .noptions = GC_N(gc_options),
+    .flags = JAGER_PLUGIN_FLAG_CALLER_THREAD, /* its runtime is called from the program's thread */
 };
 
 JAGER_PLUGIN_DEFINE_ENTRY(&gc_descriptor)

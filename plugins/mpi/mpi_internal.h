@@ -54,6 +54,12 @@ typedef struct jm_state {
     uint64_t post_next;            /* receive post order */
     uint64_t lost_reqs, lost_pairs;
     int no_hooks;                  /* JAGER_MPI_NO_PATCH=1: dlsym/dlopen hooks forward only */
+    uint8_t *missing;              /* rank 0, after jm_census: 1 for each rank that did not report */
+    char job_path[4096];           /* aggregation on: where rank 0 writes the job's file ("" off) */
+    /* the gather tree (jm_sync_nodes): ranks grouped by node, each node's ranks contiguous */
+    int tree;                      /* 1: gather through one leader per node */
+    int node_leader, node_size;    /* this rank's node: its lowest rank, how many */
+    int *node_sizes;               /* tree: ranks on the node led by r (0 for a non-leader), per rank */
 } jm_state;
 
 extern JM_HIDDEN jm_state jm_g;
@@ -118,6 +124,16 @@ JM_HIDDEN void jm_sync_clocks(int phase);
 JM_HIDDEN void jm_sync_finish(void);
 JM_HIDDEN void jm_census(void);
 JM_HIDDEN int jm_config_int(const char *key, int def, int lo, int hi);
+
+/* ---- mpi_gather.c ---- */
+/* Decide where the rank's file and the job's file go (JAGER_MPI_AGGREGATE, JAGER_OUTPUT);
+ * \p global: the wrappers are in the global scope, so JAGER_OUTPUT may still be changed. */
+JM_HIDDEN void jm_gather_setup(int global);
+/* At MPI_Finalize: close this rank's recording and gather every rank's file into one. */
+JM_HIDDEN void jm_gather(void);
+/* At MPI_Init: which ranks share a node (a bounded Iallgather of a host key); sets the
+ * gather tree up when every node's ranks are contiguous and there are several nodes. */
+JM_HIDDEN void jm_sync_nodes(void);
 
 /* helpers for the table */
 static inline uint64_t jm_tsize(MPI_Datatype dt)

@@ -21,7 +21,7 @@ jm_state jm_g = {.rank = -1, .size = 0, .env_rank = -1};
 
 static const jager_field_desc call_fields[] = {
     {"func", JAGER_FIELD_STRING, 0},        /* MPI_Send, … (the site) */
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"bytes", JAGER_FIELD_BYTES, 0},        /* sent: count × type size (collectives: this rank's part) */
     {"recv_bytes", JAGER_FIELD_BYTES, 0},   /* received */
     {"dest", JAGER_FIELD_I64, 0},           /* world rank sent to, -1 none */
@@ -41,7 +41,7 @@ static const jager_field_desc call_fields[] = {
 static const jager_field_desc req_fields[] = {
     {"req", JAGER_FIELD_U64, 0},          {"func", JAGER_FIELD_STRING, 0},
     {"done_by", JAGER_FIELD_STRING, 0},   {"kind", JAGER_FIELD_U64, 0}, /* 1 send, 2 receive, 3 collective */
-    {"done", JAGER_FIELD_TIME_NS, 0},     {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"done", JAGER_FIELD_TIME_NS, 0},     {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"bytes", JAGER_FIELD_BYTES, 0},      {"dest", JAGER_FIELD_I64, 0},
     {"tag", JAGER_FIELD_I64, 0},          {"source", JAGER_FIELD_I64, 0},
     {"recv_tag", JAGER_FIELD_I64, 0},     {"recv_bytes", JAGER_FIELD_BYTES, 0},
@@ -62,13 +62,13 @@ static const jager_field_desc clock_fields[] = {
 };
 static const jager_field_desc rank_fields[] = {
     {"rank", JAGER_FIELD_U64, 0},        {"size", JAGER_FIELD_U64, 0},
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"span_id", JAGER_FIELD_U64, 0},     {"parent_span_id", JAGER_FIELD_U64, 0},
     {"pid", JAGER_FIELD_U64, 0},
 };
 static const jager_field_desc job_fields[] = {
     {"size", JAGER_FIELD_U64, 0},
-    {"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    {"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
     {"span_id", JAGER_FIELD_U64, 0},
     {"parent_span_id", JAGER_FIELD_U64, 0},
 };
@@ -205,10 +205,12 @@ __attribute__((constructor)) static void jm_ctor(void)
     jm_g.rank = jm_g.env_rank;
     jm_g.no_hooks = truthy(getenv("JAGER_MPI_NO_PATCH"));
     if (truthy(getenv("JAGER_DISABLE"))) return;
-    expand_rank_in_output();
     /* In the global scope (preloaded, or linked before -lmpi) our MPI_Send is the one the
      * program calls; opened RTLD_LOCAL by the loader it is not, and the env is left alone. */
-    if (global_sym("MPI_Send") == (void *)&jm_own_MPI_Send) {
+    int global = global_sym("MPI_Send") == (void *)&jm_own_MPI_Send;
+    jm_gather_setup(global); /* before %r is replaced below */
+    expand_rank_in_output();
+    if (global) {
         announce_self();
         if (!jm_g.no_hooks) jm_got_patch(0); /* Fortran layers that call PMPI_ directly */
     }
@@ -274,6 +276,7 @@ static void activate(void)
     }
     jm_g.mpi_up = 1;
     jm_sync_job();
+    jm_sync_nodes();
     jm_sync_clocks(0);
     atomic_store(&jm_g.active, 1);
 }
@@ -291,6 +294,7 @@ void jm_before_finalize(void)
     jm_sync_clocks(1);
     jm_census();
     jm_sync_finish();
+    jm_gather();
     PMPI_Comm_free(&jm_g.pcomm);
 }
 
@@ -390,6 +394,8 @@ static void mpi_shutdown(void *state)
     (void)state;
     atomic_store(&jm_g.active, 0);
     jm_tables_free();
+    free(jm_g.missing);
+    jm_g.missing = NULL;
     jm_g.plugin_up = 0;
     jm_g.mpi_up = 0;
     jm_g.host = NULL;
@@ -399,6 +405,8 @@ static void mpi_shutdown(void *state)
 static const jager_option_desc mpi_options[] = {
     {"clock_rounds", "int", "10", "ping-pongs per clock offset measurement (the minimum round trip wins)"},
     {"timeout_ms", "int", "10000", "bound on each step of the job-wide exchanges at MPI_Init/MPI_Finalize"},
+    {"aggregate", "bool", "1", "at MPI_Finalize gather every rank's recording into one job file (0: one file per rank)"},
+    {"keep_parts", "bool", "0", "keep each rank's own file after the gather succeeded"},
     {"no_patch", "bool", "0", "never rewrite GOT slots (then only a preload or linking before -lmpi intercepts)"},
 };
 
@@ -415,5 +423,6 @@ static const jager_plugin_descriptor mpi_desc = {
     .shutdown = mpi_shutdown,
     .options = mpi_options,
     .noptions = JM_N(mpi_options),
+    .flags = JAGER_PLUGIN_FLAG_CALLER_THREAD, /* its runtime is called from the program's thread */
 };
 JAGER_PLUGIN_DEFINE_ENTRY(&mpi_desc)

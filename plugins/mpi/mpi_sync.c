@@ -125,6 +125,59 @@ static void meta_u64(const char *key, uint64_t v, int as_hex)
     jm_g.host->metadata_set(key, b);
 }
 
+static void meta_u64(const char *key, uint64_t v, int as_hex);
+
+void jm_sync_nodes(void)
+{
+    int P = jm_g.size, me = jm_g.rank;
+    jm_g.tree = 0;
+    jm_g.node_leader = 0;
+    jm_g.node_size = P;
+    if (P < 3 || !jm_g.job_path[0]) return; /* no gather (JAGER_MPI_AGGREGATE=0): no tree to set up */
+    /* the node key: a hash of the host name, or (testing aid) rank / JAGER_MPI_TEST_NODE_SIZE */
+    uint64_t key = 1469598103934665603ull;
+    const char *fake = getenv("JAGER_MPI_TEST_NODE_SIZE");
+    if (fake && atoi(fake) > 0) key = (uint64_t)(me / atoi(fake));
+    else {
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        for (const char *c = host; *c; c++) key = (key ^ (uint8_t)*c) * 1099511628211ull;
+    }
+    uint64_t *all = malloc((size_t)P * sizeof *all);
+    int *sizes = calloc((size_t)P, sizeof *sizes);
+    MPI_Request r;
+    uint64_t deadline = now() + (uint64_t)jm_config_int("timeout_ms", 10000, 1, 3600000) * 1000000ull;
+    if (!all || !sizes || PMPI_Iallgather(&key, 8, MPI_BYTE, all, 8, MPI_BYTE, jm_g.pcomm, &r) != MPI_SUCCESS ||
+        wait_until(&r, deadline)) {
+        free(all);
+        free(sizes);
+        return;
+    }
+    /* contiguous nodes: a node starts where the key changes, and no key comes back later */
+    int nodes = 0, ok = 1;
+    for (int i = 0, lead = 0; i < P; i++) {
+        if (i == 0 || all[i] != all[i - 1]) {
+            lead = i;
+            nodes++;
+            for (int j = 0; j < i && ok; j++)
+                if (all[j] == all[i]) ok = 0;
+        }
+        sizes[lead]++;
+        if (i == me) jm_g.node_leader = lead;
+    }
+    if (!ok || nodes < 2 || nodes == P) {
+        free(all);
+        free(sizes);
+        return;
+    }
+    jm_g.node_size = sizes[jm_g.node_leader];
+    jm_g.node_sizes = sizes;
+    jm_g.tree = 1;
+    free(all);
+    meta_u64("mpi.nodes", (uint64_t)nodes, 0);
+    meta_u64("mpi.node_leader", (uint64_t)jm_g.node_leader, 0);
+}
+
 void jm_sync_job(void)
 {
     struct {
@@ -261,6 +314,10 @@ void jm_sync_clocks(int phase)
             }
         }
     }
+    /* JAGER_MPI_TEST_SKEW_NS: a testing aid that records a wrong offset on ranks > 0, as a
+     * clock the measurement misjudged would (tests/mpi: clock-condition repair) */
+    const char *skew = getenv("JAGER_MPI_TEST_SKEW_NS");
+    if (skew && r > 0 && mine.ok) mine.off += strtoll(skew, NULL, 10);
     uint64_t f[6] = {(uint64_t)phase, (uint64_t)mine.off, mine.err, r > 0 ? rtt : 0, (uint64_t)(int64_t)parent,
                      (uint64_t)(mine.ok != 0)};
     jm_g.host->emit(jm_g.t_clock, 0, f, 6);
@@ -299,9 +356,12 @@ void jm_census(void)
     }
     for (int r = 1; r < P; r++)
         if (PMPI_Irecv(&buf[r], 1, MPI_INT, r, TAG_CENSUS, jm_g.pcomm, &rq[r]) != MPI_SUCCESS) rq[r] = MPI_REQUEST_NULL;
+    free(jm_g.missing);
+    jm_g.missing = calloc((size_t)P, 1);
     for (int r = 1; r < P; r++) {
         if (rq[r] != MPI_REQUEST_NULL && wait_until(&rq[r], deadline) == 0) continue;
         missing++;
+        if (jm_g.missing) jm_g.missing[r] = 1;
         if (o + 16 < sizeof list) o += (size_t)snprintf(list + o, sizeof list - o, "%s%d", o ? "," : "", r);
     }
     jm_g.host->metadata_set("mpi.missing_ranks", list);

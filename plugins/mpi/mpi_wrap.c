@@ -58,6 +58,27 @@ static uint64_t jm_wsum(const int *counts, const MPI_Datatype *types, int n)
 
 static uint64_t jm_ucount(int64_t count, MPI_Datatype dt) { return count > 0 ? (uint64_t)count * jm_tsize(dt) : 0; }
 
+/* A topology communicator's in- or out-degree (neighbourhood collectives); 0 for none. */
+static uint64_t jm_degree(MPI_Comm comm, int out)
+{
+    int kind = MPI_UNDEFINED, in = 0, o = 0, w = 0;
+    if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return 0;
+    if (kind == MPI_CART) { /* two neighbours per dimension (MPI_PROC_NULL ones included) */
+        if (PMPI_Cartdim_get(comm, &in) != MPI_SUCCESS) return 0;
+        return 2 * (uint64_t)(in > 0 ? in : 0);
+    }
+    if (kind == MPI_GRAPH) {
+        int r = -1;
+        if (PMPI_Comm_rank(comm, &r) != MPI_SUCCESS || PMPI_Graph_neighbors_count(comm, r, &in) != MPI_SUCCESS) return 0;
+        return (uint64_t)(in > 0 ? in : 0);
+    }
+    if (kind == MPI_DIST_GRAPH && PMPI_Dist_graph_neighbors_count(comm, &in, &o, &w) == MPI_SUCCESS) {
+        int d = out ? o : in;
+        return (uint64_t)(d > 0 ? d : 0);
+    }
+    return 0;
+}
+
 static void jm_send(jm_call *c, int64_t count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
     const jm_comm *cm = jm_comm_get(comm);
@@ -335,6 +356,8 @@ void jm_req_done(const jm_req *e0, const MPI_Status *st, uint32_t done_fn, uint6
 #define JM_IS_ROOT(comm, root) (jm_crank(comm) == (root))
 #define JM_CSIZE(comm) ((uint64_t)jm_comm_get(comm)->size)
 #define JM_CRANK(comm) jm_crank(comm)
+#define JM_OUTDEG(comm) jm_degree((comm), 1)
+#define JM_INDEG(comm) jm_degree((comm), 0)
 #define JM_RMA(b, rb, target, win)                                                                                 \
     do {                                                                                                           \
         c_.bytes = (uint64_t)(b);                                                                                  \

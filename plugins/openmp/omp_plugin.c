@@ -278,6 +278,7 @@ static const jager_plugin_descriptor omp_desc = {
     .shutdown = omp_shutdown,
     .options = omp_options,
     .noptions = sizeof omp_options / sizeof omp_options[0],
+    .flags = JAGER_PLUGIN_FLAG_CALLER_THREAD, /* its runtime is called from the program's thread */
 };
 
 JAGER_PLUGIN_DEFINE_ENTRY(&omp_desc)

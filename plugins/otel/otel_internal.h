@@ -62,6 +62,7 @@ typedef struct ot_span {
     const char *name, *file;  /**< site strings (live until jager_shutdown) */
     uint32_t line, thread;
     uint64_t os_tid;
+    uint64_t task;            /**< the task that ran it (jager_task_set), 0 none: jager.task.id */
     uint8_t *attrs;           /**< Jäger attribute-list encoding (owned), or NULL */
     uint32_t attrs_len, nattrs;
     char *error;              /**< failure message (owned); failed != 0 when marked */
@@ -99,7 +100,7 @@ typedef struct ot_ctr {
 typedef struct ot_ptype {
     uint64_t count;
     uint64_t dur_ns;
-    int dur_field;       /**< index of the first DURATION_NS field, -1 none, -2 not looked up */
+    int dur_field;       /**< index of the DURATION_NS field flagged JAGER_FIELD_FLAG_EXTENT, -1 none, -2 not looked up */
 } ot_ptype;
 
 /** Where every item of one signal went. */
@@ -120,6 +121,7 @@ typedef struct ot_counts {
 } ot_counts;
 
 typedef struct ot_pending ot_pending;
+typedef struct ot_ctx_thread ot_ctx_thread;
 typedef struct ot_state ot_state;
 
 /** An exporter thread's argument. */
@@ -162,6 +164,10 @@ struct ot_state {
 
     ot_pending *pend;       /**< span attributes/errors waiting for their span's end */
     size_t pend_cap, pend_n;
+    ot_ctx_thread *ctx;     /**< per thread: trace contexts adopted while recording (otel_context.c) */
+    size_t nctx;
+    uint64_t *task;         /**< per thread index: its current task (JAGER_EV_TASK records), collector only */
+    size_t ntask;
 
     ot_counts cnt[OT_NSIG];
     _Atomic uint64_t metric_exports;
@@ -188,6 +194,15 @@ void ot_log_free(ot_log *l);
 uint64_t ot_unix(const ot_state *st, uint64_t t);
 void ot_span_id(const ot_state *st, uint32_t thread, uint32_t id, uint8_t out[8]);
 void ot_pending_free(ot_state *st);
+/** Remember a JAGER_EV_CONTEXT record of \p thread (otel_context.c). */
+void ot_context_record(ot_state *st, uint32_t thread, const jager_rec_context *r);
+/** The trace of span \p span_id of \p thread when the thread adopted another trace: 0 the
+ *  run's own; 1 the adopted trace (\p trace_id set), parent in it; 2 also a child of the
+ *  remote parent (\p remote_parent set). */
+int ot_context_of_span(const ot_state *st, uint32_t thread, uint32_t span_id, uint32_t parent_id,
+                       uint8_t trace_id[16], uint8_t remote_parent[8]);
+/** Free what ot_context_record kept. */
+void ot_context_free(ot_state *st);
 
 /* otel_export.c */
 int ot_export_start(ot_state *st);
@@ -222,6 +237,8 @@ typedef struct ot_attr {
 } ot_attr;
 /** Next attribute at *off of a list of len bytes; 0 at the end or on a malformed entry. */
 int ot_attr_next(const uint8_t *p, uint32_t len, uint32_t *off, ot_attr *out);
+/** Where ot_attr_next() finds the text of an interned string attribute (JAGER_ATTR_STR_ID). */
+void ot_attr_strings(const char *(*string_of)(uint32_t id));
 
 /* Shared by both encoders: severity text, resource. */
 const char *ot_severity_text(uint32_t sev);

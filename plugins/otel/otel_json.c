@@ -155,6 +155,7 @@ int ot_json_spans(ot_state *st, ot_span **v, size_t n, ot_buf *b)
             if (s->file && k < lim) kv_s(b, "code.file.path", 14, s->file, strlen(s->file)), k++;
             if (s->line && k < lim) ot_buf_str(b, k ? "," : ""), kv_i(b, "code.line.number", s->line), k++;
             if (k < lim) ot_buf_str(b, k ? "," : ""), kv_i(b, "thread.id", (int64_t)s->os_tid), k++;
+            if (s->task && k < lim) ot_buf_str(b, k ? "," : ""), kv_i(b, "jager.task.id", (int64_t)s->task), k++;
         }
         if (s->attrs) attrs(b, k, s->attrs, s->attrs_len, lim, st->cfg.attr_len[0], &dropped);
         ot_buf_str(b, "]");

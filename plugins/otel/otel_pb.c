@@ -232,6 +232,7 @@ int ot_pb_spans(ot_state *st, ot_span **v, size_t n, ot_buf *out)
                 if (s->file && k < lim) p->attributes[k++] = kv_str(&a, "code.file.path", s->file, strlen(s->file));
                 if (s->line && k < lim) p->attributes[k++] = kv_int(&a, "code.line.number", s->line);
                 if (k < lim) p->attributes[k++] = kv_int(&a, "thread.id", (int64_t)s->os_tid);
+                if (s->task && k < lim) p->attributes[k++] = kv_int(&a, "jager.task.id", (int64_t)s->task);
             }
             if (s->attrs) k = attrs(&a, p->attributes, k, s->attrs, s->attrs_len, lim, st->cfg.attr_len[0], &p->dropped_attributes_count);
             p->n_attributes = k;

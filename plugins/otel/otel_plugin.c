@@ -138,6 +138,7 @@ static void state_free(ot_state *st)
     free(st->ptypes);
     free(st->tracestate);
     ot_pending_free(st);
+    ot_context_free(st);
     ot_config_free(&st->cfg);
     pthread_mutex_destroy(&st->lock);
     pthread_mutex_destroy(&st->agg_lock);
@@ -151,6 +152,7 @@ static jager_status otel_init(const jager_host_api *host, jager_plugin_handle *s
     if (!st) return JAGER_E_NOMEM;
     st->host = host;
     st->self = self;
+    ot_attr_strings(host->string);
     pthread_mutex_init(&st->lock, NULL);
     pthread_mutex_init(&st->agg_lock, NULL);
     pthread_condattr_t ca;
@@ -374,5 +376,9 @@ static const jager_plugin_descriptor otel_desc = {
     .shutdown = otel_shutdown,
     .options = otel_options,
     .noptions = sizeof otel_options / sizeof otel_options[0],
+    /* init makes the process span the trace context of the thread calling jager_init()
+     * (set_init_context): it must run on that thread. It does no I/O (the export thread
+     * does), so nothing in it can hang. */
+    .flags = JAGER_PLUGIN_FLAG_CALLER_THREAD,
 };
 JAGER_PLUGIN_DEFINE_ENTRY(&otel_desc)

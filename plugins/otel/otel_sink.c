@@ -104,6 +104,10 @@ void ot_pending_free(ot_state *st)
     st->pend_n = st->pend_cap = 0;
 }
 
+/* The host's string table (host->string), for interned string attributes. */
+static const char *(*ot_string_of)(uint32_t id);
+void ot_attr_strings(const char *(*string_of)(uint32_t id)) { ot_string_of = string_of; }
+
 int ot_attr_next(const uint8_t *p, uint32_t len, uint32_t *off, ot_attr *out)
 {
     if (*off + 8u > len) return 0;
@@ -121,6 +125,14 @@ int ot_attr_next(const uint8_t *p, uint32_t len, uint32_t *off, ot_attr *out)
     out->value = e + 8 + kl;
     out->value_len = vl;
     *off += (uint32_t)total;
+    if (kind == JAGER_ATTR_STR_ID && vl == 8) { /* jager_string_intern(): exported as its text */
+        uint64_t id;
+        memcpy(&id, out->value, 8);
+        const char *s = ot_string_of && id && id <= UINT32_MAX ? ot_string_of((uint32_t)id) : NULL;
+        out->kind = JAGER_ATTR_STR;
+        out->value = (const uint8_t *)(s ? s : "");
+        out->value_len = s ? (uint32_t)strlen(s) : 0;
+    }
     return 1;
 }
 
@@ -212,6 +224,20 @@ static int over_rate(ot_state *st, uint32_t site, uint64_t end_ns)
     return 0;
 }
 
+/* The thread's task changed (jager_task_set: Julia tasks); its later spans carry it. */
+static void on_task(ot_state *st, uint32_t thread, const jager_rec_task *r)
+{
+    if (thread >= st->ntask) {
+        size_t n = (size_t)thread + 16;
+        uint64_t *t = realloc(st->task, n * sizeof *t);
+        if (!t) return;
+        memset(t + st->ntask, 0, (n - st->ntask) * sizeof *t);
+        st->task = t;
+        st->ntask = n;
+    }
+    st->task[thread] = r->task;
+}
+
 static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_rec_span *r)
 {
     uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
@@ -232,8 +258,11 @@ static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_
     }
     memcpy(s->trace_id, st->trace_id, 16);
     ot_span_id(st, thread, r->span_id, s->span_id);
-    if (r->parent_id) ot_span_id(st, thread, r->parent_id, s->parent);
-    else memcpy(s->parent, st->root_id, 8);
+    /* 2: the thread adopted a peer's context and this span's parent is the peer's span */
+    if (ot_context_of_span(st, thread, r->span_id, r->parent_id, s->trace_id, s->parent) != 2) {
+        if (r->parent_id) ot_span_id(st, thread, r->parent_id, s->parent);
+        else memcpy(s->parent, st->root_id, 8);
+    }
     s->has_parent = 1;
     s->start = ot_unix(st, r->start_ns);
     s->end = ot_unix(st, r->end_ns);
@@ -247,6 +276,7 @@ static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_
     }
     if (!s->name) s->name = "span";
     s->os_tid = os_tid;
+    s->task = thread < st->ntask ? st->task[thread] : 0;
     if (p) {
         s->attrs = p->attrs;
         s->attrs_len = p->attrs_len;
@@ -373,7 +403,7 @@ static void on_plugin_event(ot_state *st, const jager_record *r, size_t rbytes)
         const jager_type_desc *d = st->host->type_info(r->type);
         t->dur_field = -1;
         for (uint32_t f = 0; d && f < d->nfields; f++)
-            if (d->fields[f].kind == JAGER_FIELD_DURATION_NS) {
+            if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && (d->fields[f].flags & JAGER_FIELD_FLAG_EXTENT)) {
                 t->dur_field = (int)f;
                 break;
             }
@@ -413,6 +443,12 @@ jager_status ot_sink_write(void *ctx, const jager_batch *b)
         case JAGER_EV_COUNTER:
             if (n >= sizeof(jager_rec_counter)) on_counter(st, b->thread, (const jager_rec_counter *)r);
             break;
+        case JAGER_EV_CONTEXT:
+            if (n >= sizeof(jager_rec_context)) ot_context_record(st, b->thread, (const jager_rec_context *)r);
+            break;
+        case JAGER_EV_TASK:
+            if (n >= sizeof(jager_rec_task)) on_task(st, b->thread, (const jager_rec_task *)r);
+            break;
         default:
             if (r->type >= JAGER_EV_FIRST_PLUGIN) on_plugin_event(st, r, n);
             break;
@@ -438,4 +474,8 @@ void ot_sink_close(void *ctx)
     st->closed = 1;
     pthread_mutex_unlock(&st->lock);
     ot_pending_free(st);
+    ot_context_free(st);
+    free(st->task);
+    st->task = NULL;
+    st->ntask = 0;
 }

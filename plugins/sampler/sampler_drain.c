@@ -31,7 +31,7 @@ void smp_emit_thread(smp_state *st, smp_slot *s, uint64_t cpu_ns)
     st->host->emit(st->t_thread, 0, f, 8);
 }
 
-static void drain_slot(smp_state *st, smp_slot *s)
+static void drain_slot(smp_state *st, smp_slot *s, int *refreshed)
 {
     uint64_t h = atomic_load_explicit(&s->head, memory_order_acquire);
     uint64_t t = atomic_load_explicit(&s->tail, memory_order_relaxed);
@@ -40,13 +40,15 @@ static void drain_slot(smp_state *st, smp_slot *s)
         uint32_t n = e->n;
         if (n > st->depth) n = st->depth;
         memcpy(st->ips_tmp, e->ips, n * sizeof(uint64_t));
+        uint16_t flags = e->flags;
+        if (!st->use_libunwind) n = smp_code_cut(st, st->ips_tmp, n, refreshed, &flags);
         uint64_t f[6];
         f[0] = st->host->stack_intern(st->ips_tmp, n);
         f[1] = (uint64_t)s->tid;
         f[2] = e->site;
         f[3] = e->weight;
         f[4] = (uint64_t)e->weight * st->period_ns;
-        f[5] = e->flags;
+        f[5] = flags;
         uint64_t when = e->time_ns;
         /* the entry is copied: hand it back before the slower work below */
         atomic_store_explicit(&s->tail, t + 1, memory_order_release);
@@ -61,9 +63,11 @@ static void drain_slot(smp_state *st, smp_slot *s)
 void smp_drain(smp_state *st)
 {
     pthread_mutex_lock(&st->drain_lock);
+    int refreshed = 0; /* the code map is re-read at most once per drain */
     for (uint32_t i = 0; i < st->max_threads; i++) {
         smp_slot *s = &st->slots[i];
-        if (s->buf && atomic_load_explicit(&s->head, memory_order_acquire) != atomic_load(&s->tail)) drain_slot(st, s);
+        if (s->buf && atomic_load_explicit(&s->head, memory_order_acquire) != atomic_load(&s->tail))
+            drain_slot(st, s, &refreshed);
     }
     pthread_mutex_unlock(&st->drain_lock);
 }

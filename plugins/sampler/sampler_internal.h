@@ -31,12 +31,14 @@
 #define SMP_MAX_DEPTH 256u      /* deepest walk kept (option depth) */
 #define SMP_MAX_SLOTS 1024u     /* threads sampled at once (option threads) */
 #define SMP_FD_TABLE 4096u      /* perf fds below this map straight to their slot */
+#define SMP_UNW_EXTRA 16u       /* room for the handler's own frames in a libunwind fast trace */
 
 /* Walk outcomes, in smp_entry.flags. */
 #define SMP_F_TRUNCATED 1u   /* depth limit reached with the chain still going */
 #define SMP_F_BROKEN 2u      /* frame pointer left the stack (no frame pointers, or garbage) */
 #define SMP_F_NO_BOUNDS 4u   /* the stack was not in the memory snapshot: leaf only */
 #define SMP_F_LEAF_ONLY 8u   /* no return address recovered: the interrupted code keeps no frame pointer */
+#define SMP_F_NOT_CODE 16u   /* cut by the drain at a return address in no executable mapping (sampler_code.c) */
 
 enum smp_mode { SMP_MODE_PERF = 1, SMP_MODE_TIMER = 2 };
 
@@ -66,6 +68,7 @@ typedef struct smp_slot {
     _Atomic(uint64_t) tail;     /* entries drained (plugin thread) */
     /* counters written by the handler on the owning thread, read by the plugin thread */
     _Atomic(uint64_t) fired, lost, truncated, broken, no_bounds, leaf_only, handler_ns;
+    _Atomic(uint64_t) slow_walks;   /* libunwind walks the fast trace could not take (handler-owned) */
     uint64_t ok_lo, ok_hi;      /* the stack mapping the handler last found readable to its end… */
     uint32_t ok_gen;            /* …in this snapshot generation (handler-owned) */
     uint64_t cpu_start_ns;      /* thread CPU time when sampling began */
@@ -98,6 +101,9 @@ typedef struct smp_state {
     int signo_wanted;           /* 0 auto */
     int unwind_wanted;          /* 0 auto, 1 frame pointers, 2 libunwind */
     int use_libunwind;          /* chosen at init */
+    int fast_trace;             /* libunwind walks through unw_backtrace's cached trace (option) */
+    int symbolize_end;          /* name native frames at stop (in Julia: flush) (option symbolize) */
+    int in_julia;               /* jl_is_initialized is there */
 
     /* chosen at start */
     int mode;
@@ -129,9 +135,16 @@ typedef struct smp_state {
     /* totals (drain side) */
     uint64_t emitted, weight_total;
     uint64_t retired_fired, retired_lost, retired_truncated, retired_broken, retired_no_bounds, retired_leaf_only, retired_handler_ns;
+    uint64_t retired_slow_walks;
 
     /* symbols (sampler_symbols.c) */
     void *sym;
+
+    /* executable mappings (sampler_code.c), drain side under drain_lock */
+    smp_region *code;
+    uint32_t code_n, code_cap;
+    int code_read;              /* read at least once */
+    uint64_t code_read_ms;      /* CLOCK_MONOTONIC ms of the last read */
 } smp_state;
 
 extern smp_state smp_g;
@@ -141,6 +154,9 @@ extern smp_state smp_g;
 jager_status smp_signal_install(smp_state *st);
 /** Discard pending instances, restore the earlier disposition, wait for running handlers. */
 void smp_signal_remove(smp_state *st);
+/** Before the first fast trace: create libunwind's trace key on this thread, and turn the
+ *  fast trace off where the key or the build make it unsafe in a handler. */
+void smp_fast_trace_prime(smp_state *st);
 /** Handlers entered since install (for the summary). */
 uint64_t smp_signal_chained(void);
 
@@ -163,6 +179,16 @@ void smp_maps_free(smp_state *st);
  *  *gen), or 0 when the snapshot has none. [async-signal-safe] */
 uint64_t smp_maps_find(smp_state *st, uint64_t addr, uint64_t *lo, uint32_t *gen);
 
+/* ---- sampler_code.c (drain side, under drain_lock) ---- */
+/** Re-read the executable mappings. */
+void smp_code_refresh(smp_state *st);
+/** The length to keep of \p ips (\p n entries, innermost first): up to its first return
+ *  address outside every executable mapping (then SMP_F_NOT_CODE is set in \p flags). On
+ *  a miss the mappings are re-read first if \p *refreshed is 0 (then set) and the last
+ *  read is scan_ms old. */
+uint32_t smp_code_cut(smp_state *st, const uint64_t *ips, uint32_t n, int *refreshed, uint16_t *flags);
+void smp_code_free(smp_state *st);
+
 /* ---- sampler_drain.c ---- */
 void smp_drain(smp_state *st);
 /** Emit sampler.thread for a slot (at retirement and at stop). Caller holds drain_lock. */
@@ -176,6 +202,10 @@ jager_status smp_symbols_init(smp_state *st);
  *  the language binding. Caller holds drain_lock. */
 void smp_symbols_add(smp_state *st, const uint64_t *ips, uint32_t n);
 void smp_symbols_free(smp_state *st);
+/** Name the addresses noted since the last call (symbolize=end). Caller holds drain_lock. */
+void smp_symbols_settle(smp_state *st);
+/** Time spent naming native frames so far, ns. */
+uint64_t smp_symbols_ns(smp_state *st);
 /** Addresses named / left for the binding (no module). */
 void smp_symbols_counts(smp_state *st, uint64_t *named, uint64_t *unnamed, uint64_t *modules);
 

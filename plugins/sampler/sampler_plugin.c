@@ -21,7 +21,7 @@ static const jager_field_desc sample_fields[] = {
     {"site", JAGER_FIELD_SITE, 0},            /* innermost open site on it, 0 if none */
     {"weight", JAGER_FIELD_U64, 0},           /* trigger periods the sample stands for (≥ 1) */
     {"cpu_ns", JAGER_FIELD_U64, 0},           /* weight × period, in ns (U64: the sample is an instant, not an interval) */
-    {"flags", JAGER_FIELD_U64, 0},            /* 1 truncated at depth, 2 chain left the stack, 4 stack unknown, 8 no caller found */
+    {"flags", JAGER_FIELD_U64, 0},            /* 1 truncated at depth, 2 chain left the stack, 4 stack unknown, 8 no caller found, 16 cut at a non-code return address */
 };
 static const jager_field_desc thread_fields[] = {
     {"os_tid", JAGER_FIELD_U64, 0},
@@ -54,6 +54,8 @@ static const jager_field_desc summary_fields[] = {
     {"chained", JAGER_FIELD_U64, 0},          /* instances passed to an earlier handler */
     {"leaf_only", JAGER_FIELD_U64, 0},        /* walks that found no caller (code without frame pointers) */
     {"periods", JAGER_FIELD_U64, 0},          /* Σ weight: trigger periods the samples stand for */
+    {"slow_walks", JAGER_FIELD_U64, 0},       /* fast traces that missed the interrupted frame: walked with unw_step instead */
+    {"symbolize_ns", JAGER_FIELD_DURATION_NS, 0}, /* time spent naming native frames (libdw) */
 };
 #define SMP_N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
 
@@ -61,11 +63,12 @@ static const jager_option_desc smp_options[] = {
     {"hz", "int", "100", "samples per second of each thread's CPU time (1..10000)"},
     {"depth", "int", "128", "deepest stack kept (frames, at most 256); deeper stacks are truncated and counted"},
     {"mode", "string", "auto", "auto (perf_event_open when permitted, else timers), perf or timer"},
-    {"unwind", "string", "auto", "auto (libunwind in a Julia process, frame pointers elsewhere), fp or libunwind"},
+    {"unwind", "string", "auto", "auto (libunwind in a Julia process, frame pointers elsewhere), fp, libunwind (cached fast trace) or libunwind-step (unw_step every frame)"},
     {"signal", "int", "0", "real-time signal number to use (0: the first free of SIGRTMIN+4..SIGRTMAX)"},
     {"threads", "int", "256", "threads sampled at once (more are counted, not sampled)"},
     {"buffer", "int", "256", "samples buffered per thread between drains (every 10 ms); more are lost and counted"},
     {"scan_ms", "int", "50", "period of the /proc/self/task scan that finds new threads"},
+    {"symbolize", "string", "auto", "when native frames are named: auto (run in a Julia process, else end), end (at stop, once per address) or run (as found)"},
 };
 
 static uint32_t option_u32(smp_state *st, const char *key, uint32_t def, uint32_t lo, uint32_t hi)
@@ -116,16 +119,32 @@ static jager_status smp_init(const jager_host_api *host, jager_plugin_handle *se
     if (uw && *uw && strcmp(uw, "auto") != 0) {
         if (strcmp(uw, "fp") == 0) st->unwind_wanted = 1;
         else if (strcmp(uw, "libunwind") == 0) st->unwind_wanted = 2;
+        else if (strcmp(uw, "libunwind-step") == 0) st->unwind_wanted = 3;
         else {
             char msg[160];
-            snprintf(msg, sizeof msg, "option unwind=\"%.32s\" is not auto, fp or libunwind; using auto", uw);
+            snprintf(msg, sizeof msg, "option unwind=\"%.32s\" is not auto, fp, libunwind or libunwind-step; using auto", uw);
             host->log(self, JAGER_DIAG_WARN, msg);
         }
     }
     /* Julia 1.5's JIT code keeps no frame pointers, but registers its unwind tables */
-    st->use_libunwind = st->unwind_wanted ? st->unwind_wanted == 2 : dlsym(RTLD_DEFAULT, "jl_is_initialized") != NULL;
+    st->in_julia = dlsym(RTLD_DEFAULT, "jl_is_initialized") != NULL;
+    st->use_libunwind = st->unwind_wanted ? st->unwind_wanted >= 2 : st->in_julia;
+    st->fast_trace = st->use_libunwind && st->unwind_wanted != 3;
+    const char *sy = host->config(self, "symbolize");
+    /* auto: in Julia the binding pulls the unnamed addresses right after a flush, which the
+     * core bounds (JAGER_PLUGIN_TIMEOUT_MS): naming them all there could outlast it */
+    st->symbolize_end = !st->in_julia;
+    if (sy && *sy && strcmp(sy, "auto") != 0) {
+        if (strcmp(sy, "run") == 0) st->symbolize_end = 0;
+        else if (strcmp(sy, "end") == 0) st->symbolize_end = 1;
+        else {
+            char msg[160];
+            snprintf(msg, sizeof msg, "option symbolize=\"%.32s\" is not auto, end or run; using auto", sy);
+            host->log(self, JAGER_DIAG_WARN, msg);
+        }
+    }
     st->period_ns = 1000000000u / st->hz;
-    st->entry_bytes = sizeof(smp_entry) + (size_t)st->depth * sizeof(uint64_t);
+    st->entry_bytes = sizeof(smp_entry) + (size_t)(st->depth + (st->use_libunwind ? SMP_UNW_EXTRA : 0)) * sizeof(uint64_t);
     if ((s = host->register_type(self, "sampler.sample", sample_fields, SMP_N(sample_fields), &st->t_sample)) != JAGER_OK ||
         (s = host->register_type(self, "sampler.thread", thread_fields, SMP_N(thread_fields), &st->t_thread)) != JAGER_OK ||
         (s = host->register_type(self, "sampler.module", module_fields, SMP_N(module_fields), &st->t_module)) != JAGER_OK ||
@@ -162,13 +181,14 @@ static jager_status smp_start(void *state)
         return JAGER_OK; /* the program runs on, unsampled */
     }
     smp_trigger_choose(st);
+    if (st->fast_trace) smp_fast_trace_prime(st);
     smp_symbols_init(st);
     smp_maps_refresh(st);
     smp_threads_scan(st);
     char msg[400];
     snprintf(msg, sizeof msg, "sampling %u Hz of CPU time per thread with %s triggers (%s), signal %d, %llu threads, %s",
              st->hz, st->mode == SMP_MODE_PERF ? "perf_event" : "POSIX timer", st->mode_reason, st->signo,
-             (unsigned long long)st->threads_seen, st->use_libunwind ? "libunwind walks" : "frame-pointer walks");
+             (unsigned long long)st->threads_seen, !st->use_libunwind ? "frame-pointer walks" : st->fast_trace ? "libunwind walks (fast trace)" : "libunwind walks (unw_step)");
     st->host->log(st->self, JAGER_DIAG_INFO, msg);
     s = smp_thread_start(st);
     if (s != JAGER_OK) {
@@ -181,7 +201,13 @@ static jager_status smp_start(void *state)
 static void smp_flush(void *state)
 {
     smp_state *st = state;
-    if (st->signo) smp_drain(st);
+    if (!st->signo) return;
+    smp_drain(st);
+    if (!st->in_julia) return; /* named at stop, which the core does not bound */
+    /* before the binding pulls the unresolved addresses (Jager.symbolize! follows the flush) */
+    pthread_mutex_lock(&st->drain_lock);
+    smp_symbols_settle(st);
+    pthread_mutex_unlock(&st->drain_lock);
 }
 
 static void smp_stop(void *state)
@@ -200,9 +226,10 @@ static void smp_stop(void *state)
     smp_signal_remove(st);
     smp_drain(st);
     pthread_mutex_lock(&st->drain_lock);
+    smp_symbols_settle(st);
     uint64_t fired = st->retired_fired, lost = st->retired_lost, trunc = st->retired_truncated;
     uint64_t broken = st->retired_broken, nob = st->retired_no_bounds, hns = st->retired_handler_ns;
-    uint64_t leaf = st->retired_leaf_only;
+    uint64_t leaf = st->retired_leaf_only, slow = st->retired_slow_walks;
     for (uint32_t i = 0; i < st->max_threads; i++) {
         smp_slot *s = &st->slots[i];
         if (!s->tid) continue;
@@ -214,9 +241,10 @@ static void smp_stop(void *state)
         nob += atomic_load(&s->no_bounds);
         leaf += atomic_load(&s->leaf_only);
         hns += atomic_load(&s->handler_ns);
+        slow += atomic_load(&s->slow_walks);
     }
     (void)fired;
-    uint64_t f[14] = {st->host->intern(st->mode == SMP_MODE_PERF ? "perf" : "timer"),
+    uint64_t f[16] = {st->host->intern(st->mode == SMP_MODE_PERF ? "perf" : "timer"),
                       (uint64_t)st->signo,
                       st->hz,
                       st->period_ns,
@@ -229,8 +257,10 @@ static void smp_stop(void *state)
                       hns,
                       smp_signal_chained(),
                       leaf,
-                      st->weight_total};
-    st->host->emit(st->t_summary, 0, f, 14);
+                      st->weight_total,
+                      slow,
+                      smp_symbols_ns(st)};
+    st->host->emit(st->t_summary, 0, f, 16);
     uint64_t emitted = st->emitted;
     pthread_mutex_unlock(&st->drain_lock);
 
@@ -260,6 +290,7 @@ static void smp_shutdown(void *state)
     smp_state *st = state;
     smp_symbols_free(st);
     smp_maps_free(st);
+    smp_code_free(st);
     /* stop removed the handler after discarding pending instances and waiting for running
      * ones (smp_signal_remove): no handler can reach a slot any more. */
     for (uint32_t i = 0; st->slots && i < st->max_threads; i++) free(st->slots[i].buf);

@@ -20,7 +20,10 @@
  * faulting. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <ucontext.h>
@@ -124,8 +127,155 @@ static uint32_t walk_unw(smp_state *st, ucontext_t *uc, smp_entry *e)
     return flags;
 }
 
+/* Walk with libunwind's fast trace (Julia processes by default): unw_backtrace from the
+ * handler itself, through the kernel's signal frame (the trace reads the interrupted
+ * registers from the ucontext there) into the interrupted code. Each frame's unwind rule
+ * is looked up once per address and kept in libunwind's per-thread trace cache, so a walk
+ * over code seen before costs a few loads per frame instead of a DWARF lookup and CFA
+ * evaluation in every unw_step (30-35 µs for a Julia stack with unw_step, docs/sampler.md).
+ * libunwind documents unw_backtrace as usable in a signal handler; where a frame is not
+ * of a kind the trace knows, unw_backtrace itself falls back to unw_step for that walk.
+ * The frames above the interrupted one (this handler, the signal trampoline) are cut at
+ * the interrupted pc; a trace where it does not appear returns 0 and the caller walks
+ * with unw_step from the signal context instead. */
+static int walk_bt(smp_state *st, smp_slot *s, const ucontext_t *uc, smp_entry *e, uint32_t *flags_out)
+{
+#if defined(__x86_64__)
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    uint64_t pc = (uint64_t)uc->uc_mcontext.pc;
+#endif
+    uint32_t depth = st->depth, room = depth + SMP_UNW_EXTRA;
+    void **buf = (void **)(void *)e->ips; /* room entries: entry_bytes has SMP_UNW_EXTRA more */
+    int n = unw_backtrace(buf, (int)room);
+    if (n <= 0) return 0;
+    uint32_t k = 0;
+    while (k < (uint32_t)n && k < SMP_UNW_EXTRA && (uint64_t)(uintptr_t)buf[k] != pc) k++;
+    if (k >= (uint32_t)n || k >= SMP_UNW_EXTRA) {
+        bump(&s->slow_walks, 1);
+        return 0;
+    }
+    uint32_t m = (uint32_t)n - k, flags = 0;
+    if (m > depth) {
+        m = depth;
+        flags |= SMP_F_TRUNCATED;
+    } else if ((uint32_t)n == room) {
+        flags |= SMP_F_TRUNCATED;
+    }
+    memmove(e->ips, e->ips + k, (size_t)m * sizeof(uint64_t));
+    e->ips[0] = pc + 1;
+    if (m == 1) flags |= SMP_F_LEAF_ONLY;
+    e->n = (uint16_t)m;
+    *flags_out = flags;
+    return 1;
+}
+
+#if !defined(__SANITIZE_THREAD__) /* TSan builds never trace (smp_fast_trace_prime) */
+/* Where libunwind's thread-local trace cache lives. The trace reads it through
+ * __tls_get_addr; when libunwind came in with a dlopen (this plugin's, or Julia 1.6+'s
+ * loader opening libjulia) that block is allocated with malloc on each thread's first
+ * access, so a first trace in a handler that interrupted malloc deadlocks on malloc's lock
+ * (seen: the collector thread sampled inside realloc). A fresh thread that never touched
+ * libunwind tells which: dl_iterate_phdr gives the calling thread's block of each module,
+ * or NULL while it is not allocated (static TLS, loaded at start-up, always is). */
+typedef struct tls_probe {
+    uintptr_t fn;
+    int found, has_tls, allocated;
+} tls_probe;
+
+static int tls_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    tls_probe *p = arg;
+    for (int k = 0; k < info->dlpi_phnum; k++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+        uintptr_t lo = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || p->fn < lo || p->fn >= lo + (uintptr_t)ph->p_memsz) continue;
+        p->found = 1;
+        p->has_tls = info->dlpi_tls_modid != 0;
+        p->allocated = info->dlpi_tls_data != NULL;
+        return 1;
+    }
+    return 0;
+}
+
+static void *tls_probe_main(void *arg)
+{
+    dl_iterate_phdr(tls_probe_cb, arg);
+    return NULL;
+}
+
+/* 1 when every thread has libunwind's thread-local block from its start (or libunwind has
+ * none), 0 when a thread's first trace may allocate it, -1 when the probe could not run. */
+static int unwind_tls_static(void)
+{
+    tls_probe p = {.fn = (uintptr_t)(void *)unw_backtrace};
+    pthread_t t;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* the probe takes no signal, sampling or other */
+    int e = pthread_create(&t, NULL, tls_probe_main, &p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0) return -1;
+    pthread_join(t, NULL);
+    if (!p.found) return -1;
+    return !p.has_tls || p.allocated;
+}
+
+#endif
+
+void smp_fast_trace_prime(smp_state *st)
+{
+#if defined(__SANITIZE_THREAD__)
+    /* libunwind's per-thread trace cache is freed by a thread-exit destructor that crashes
+     * inside TSan's mutex interceptor (plugins/gc says the same): unw_step walks there */
+    st->fast_trace = 0;
+#else
+    /* The trace creates its pthread key once per process (pthread_once) and, on each
+     * thread's first trace, sets it: here, not first in a handler that may have
+     * interrupted the same pthread_once on its thread. */
+    int tls = unwind_tls_static();
+    if (tls != 1) {
+        st->fast_trace = 0;
+        st->host->log(st->self, JAGER_DIAG_INFO,
+                      tls == 0 ? "libunwind's fast trace is off (libunwind was loaded with dlopen: a thread's first trace "
+                                 "allocates its thread-local cache, which a signal handler must not): unw_step walks"
+                               : "libunwind's fast trace is off (libunwind's thread-local storage could not be probed): "
+                                 "unw_step walks");
+        return;
+    }
+    void *b[4];
+    (void)unw_backtrace(b, 4);
+    /* glibc keeps keys 0..31 in the thread itself; a higher key's first pthread_setspecific
+     * on a thread callocs its block, which a signal handler must not risk (the interrupted
+     * code may hold malloc's lock). libunwind's key was made before this one: below 32
+     * when this one is at most 32. */
+    pthread_key_t k;
+    if (pthread_key_create(&k, NULL) == 0) {
+        if ((unsigned long)k > 32) {
+            st->fast_trace = 0;
+            st->host->log(st->self, JAGER_DIAG_INFO,
+                          "libunwind's fast trace is off (its thread key may need an allocation in the handler): unw_step walks");
+        }
+        pthread_key_delete(k);
+    }
+#endif
+}
+
+/* A stack walk reads whatever words the frame-pointer chain leads to, red zones between
+ * another frame's locals included (a frame of uninstrumented code whose rbp is no frame
+ * pointer): the bounds checks above keep it on the stack, AddressSanitizer must not. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize_address)
+#define SMP_NO_ASAN __attribute__((no_sanitize_address))
+#endif
+#endif
+#ifndef SMP_NO_ASAN
+#define SMP_NO_ASAN
+#endif
+
 /* Walk into \p e; returns the flags. */
-static uint32_t walk(smp_state *st, smp_slot *s, const ucontext_t *uc, smp_entry *e)
+SMP_NO_ASAN static uint32_t walk(smp_state *st, smp_slot *s, const ucontext_t *uc, smp_entry *e)
 {
 #if defined(__x86_64__)
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -199,7 +349,9 @@ static void take_sample(smp_state *st, smp_slot *s, const siginfo_t *si, const u
         goto done;
     }
     smp_entry *e = (smp_entry *)(void *)(s->buf + (size_t)(h % s->cap) * st->entry_bytes);
-    uint32_t flags = st->use_libunwind ? walk_unw(st, (ucontext_t *)(uintptr_t)uc, e) : walk(st, s, uc, e);
+    uint32_t flags = 0;
+    if (!st->use_libunwind) flags = walk(st, s, uc, e);
+    else if (!st->fast_trace || !walk_bt(st, s, uc, e, &flags)) flags = walk_unw(st, (ucontext_t *)(uintptr_t)uc, e);
     jager_site site = 0;
     e->site = st->host->open_sites(&site, 1) ? site : 0;
     e->time_ns = t0;

@@ -166,6 +166,7 @@ static smp_slot *slot_take(smp_state *st)
         atomic_store(&s->no_bounds, 0);
         atomic_store(&s->leaf_only, 0);
         atomic_store(&s->handler_ns, 0);
+        atomic_store(&s->slow_walks, 0);
         atomic_store(&s->head, 0);
         atomic_store(&s->tail, 0);
         s->drained = 0;
@@ -229,6 +230,7 @@ void smp_threads_scan(smp_state *st)
         st->retired_no_bounds += atomic_load(&s->no_bounds);
         st->retired_leaf_only += atomic_load(&s->leaf_only);
         st->retired_handler_ns += atomic_load(&s->handler_ns);
+        st->retired_slow_walks += atomic_load(&s->slow_walks);
         s->tid = 0;
         pthread_mutex_unlock(&st->drain_lock);
     }

@@ -110,7 +110,8 @@ typedef int32_t jager_status;
     X(E_TRUNCATED, -10, "input ends early")                                            \
     X(E_CHECKSUM, -11, "checksum mismatch")                                            \
     X(E_UNSUPPORTED, -12, "not supported here")                                        \
-    X(E_PLUGIN, -13, "plugin refused or failed")
+    X(E_PLUGIN, -13, "plugin refused or failed")                                      \
+    X(E_SUPPLY_CHAIN, -14, "supply chain: loaded code differs from the lock (JAGER_LOCK)")
 
 /** Status values: JAGER_OK, JAGER_E_INVALID, … */
 enum jager_status_code {
@@ -146,9 +147,10 @@ typedef enum jager_ring_mode {
 
 /** Which span events reach the rings. Aggregates are exact under every policy. */
 typedef enum jager_sample_mode {
-    JAGER_SAMPLE_ALL = 0,      /**< every span is an event (default) */
+    JAGER_SAMPLE_ALL = 0,      /**< every span is an event (JAGER_SAMPLE=all; the default was this until thinning became it) */
     JAGER_SAMPLE_ONE_IN_N = 1, /**< every n-th span of a site per thread */
-    JAGER_SAMPLE_INTERVAL = 2  /**< at most one span event per site per thread per interval */
+    JAGER_SAMPLE_INTERVAL = 2, /**< at most one span event per site per thread per interval */
+    JAGER_SAMPLE_AUTO = 3      /**< every span until a site passes sample_n per interval on a thread, then one per interval (\since 1.1; the default: a budget of 1000 per 1 ms window) */
 } jager_sample_mode;
 
 /**
@@ -168,9 +170,9 @@ typedef struct jager_config {
     uint64_t ring_bytes;         /**< bytes per thread ring, rounded up to a power of two (JAGER_RING_BYTES, default 1 MiB) */
     uint32_t ring_mode;          /**< a jager_ring_mode (JAGER_RING_MODE=discard|overwrite) */
     uint32_t flush_interval_ms;  /**< collector period (JAGER_FLUSH_MS, default 50) */
-    uint32_t sample_mode;        /**< a jager_sample_mode (JAGER_SAMPLE=all|1/N|interval:MS) */
-    uint32_t sample_n;           /**< N for JAGER_SAMPLE_ONE_IN_N */
-    uint64_t sample_interval_ns; /**< interval for JAGER_SAMPLE_INTERVAL */
+    uint32_t sample_mode;        /**< a jager_sample_mode (JAGER_SAMPLE=auto|all|1/N|interval:MS; default JAGER_SAMPLE_AUTO) */
+    uint32_t sample_n;           /**< N for JAGER_SAMPLE_ONE_IN_N; the budget per window for JAGER_SAMPLE_AUTO (default 1000) */
+    uint64_t sample_interval_ns; /**< interval for JAGER_SAMPLE_INTERVAL; the window for JAGER_SAMPLE_AUTO (default 1 ms) */
     uint32_t max_threads;        /**< rings registered at most (JAGER_MAX_THREADS, default 1024); more threads: events dropped and counted */
     uint32_t quiet;              /**< 1: no diagnostics on stderr (JAGER_QUIET=1); they still go into the file */
     /* appended fields go here, each commented with the version that added it */
@@ -200,6 +202,20 @@ JAGER_API jager_status jager_config_from_env(jager_config *cfg);
  * \return JAGER_OK; JAGER_E_STATE if already initialised; JAGER_E_DISABLED when disabled
  *         (every other call then stays a no-op); JAGER_E_IO if the output cannot be opened.
  *         A plugin that fails to load is reported once and skipped: init still succeeds.
+ *         With \c JAGER_LOCK=FILE (docs/supply-chain.md) the shared objects the process
+ *         maps are checked against that lock file: each difference is a log event
+ *         (severity error, attribute \c security=true) in the recording, found on a
+ *         background thread; with \c JAGER_STRICT=1 the check runs first and
+ *         JAGER_E_SUPPLY_CHAIN (\since 1.1) is returned, recording not started, when
+ *         anything differs or the lock cannot be read (the table printed to stderr);
+ *         with \c JAGER_STRICT=abort the process exits with status 78 and a message
+ *         on stderr instead of returning.
+ *
+ * A child made by fork() without exec records on its own when the output names the pid
+ * (`%p`): its own rings, collector and file, claimed at its first event; otherwise it
+ * records nothing. It never writes to the parent's sinks. Such a child's recording ends
+ * at exit(), at jager_shutdown(), and at _exit() or _Exit(): libjager defines those two
+ * (passing on to libc's) for that case only (docs/configuration.md, "fork() without exec").
  * [init-only] \since 1.0
  */
 JAGER_API jager_status jager_init(const jager_config *cfg);
@@ -303,7 +319,11 @@ typedef enum jager_attr_kind {
     JAGER_ATTR_I64 = 1,
     JAGER_ATTR_F64 = 2,
     JAGER_ATTR_STR = 3,  /**< UTF-8, copied into the ring (≤ 1 KiB; longer is cut) */
-    JAGER_ATTR_BOOL = 4
+    JAGER_ATTR_BOOL = 4,
+    /** A string interned once with jager_string_intern(): value.i64 holds its id, the
+     *  recording stores the text once in its string table, whatever the number of events
+     *  that carry it (the Julia binding's code.method). \since 1.1 */
+    JAGER_ATTR_STR_ID = 5
 } jager_attr_kind;
 
 /** A key/value attribute. Strings are borrowed for the duration of the call only. */
@@ -316,8 +336,19 @@ typedef struct jager_attr {
         double f64; /**< JAGER_ATTR_F64 value */
         const char *str; /**< JAGER_ATTR_STR value (UTF-8, NUL-terminated) */
         int64_t boolean; /**< JAGER_ATTR_BOOL value (0 or 1) */
+        /* JAGER_ATTR_STR_ID: the id from jager_string_intern() in i64 */
     } value; /**< the value, per kind */
 } jager_attr;
+
+/**
+ * \brief Intern a UTF-8 string for JAGER_ATTR_STR_ID attributes: the same text gives the same
+ *        id for the life of the process, and the recording stores it once. For values that
+ *        repeat over many events (a method signature, a phase name); a value seen once is
+ *        better passed as JAGER_ATTR_STR.
+ * \param s UTF-8 text (copied; kept until exit), NULL gives 0
+ * \return the id (≥ 1), or 0 on error. Works before jager_init(). [any-thread] (takes a lock) \since 1.1
+ */
+JAGER_API uint32_t jager_string_intern(const char *s);
 
 /**
  * \brief Attach attributes to an open span (an attribute event referencing its id).
@@ -360,6 +391,11 @@ typedef struct jager_site_stat {
     uint64_t p90_ns; /**< 90th percentile, from the histogram */
     uint64_t p99_ns; /**< 99th percentile, from the histogram */
     uint64_t hist[JAGER_HIST_BUCKETS]; /**< counts; see jager_hist_bucket_lower_ns() */
+    /** spans left out of the events on purpose by the sampling mode (aggregates still
+     *  count them): calls == recorded events + thinned + dropped. \since 1.1 */
+    uint64_t thinned;
+    /** spans whose events were lost (no ring, ring full). \since 1.1 */
+    uint64_t dropped;
 } jager_site_stat;
 
 /**
@@ -384,30 +420,76 @@ typedef enum jager_drop_reason {
     JAGER_DROP_OVERWRITTEN = 1,  /**< overwrite mode, evicted before drained */
     JAGER_DROP_NO_RING = 2,      /**< thread could not get a ring (max_threads, out of memory) */
     JAGER_DROP_TOO_LARGE = 3,    /**< record larger than a ring slot allows */
-    JAGER_DROP_SINK = 4,         /**< a sink refused or failed to write */
+    JAGER_DROP_SINK = 4,         /**< every sink refused or failed to write the event (one sink's own failures: jager_sink_stats()) */
+    JAGER_DROP_BAD_EMIT = 5,     /**< a plugin event refused: unknown, core or 0 type id, wrong field count (\since 1.2 of the plugin ABI) */
+    JAGER_DROP_AFTER_STOP = 6,   /**< a plugin event emitted after the plugins' stop returned, when no drain can see it (\since 1.2 of the plugin ABI) */
     JAGER_DROP_REASONS = 8       /**< size of the dropped array */
 } jager_drop_reason;
 
-/** Core counters since jager_init(). Grows only at the end. */
+/**
+ * Core counters since jager_init(). Grows only at the end. The accounting identities
+ * (docs/configuration.md, "Accounting"), exact in every ring mode once the threads are
+ * quiet (live threads are read without stopping them):
+ *
+ *     events_emitted = events_recorded + dropped[RING_FULL] + dropped[OVERWRITTEN]
+ *                      + dropped[NO_RING] + dropped[TOO_LARGE] + dropped[BAD_EMIT] + dropped[AFTER_STOP]
+ *     events_written = events_recorded − events_pending + drop_reports
+ *     for each sink i (jager_sink_stats()):  delivered + failed = events handed to sinks
+ *                                            while it was registered (events_written for a
+ *                                            sink registered from the start)
+ *
+ * dropped[SINK] counts the events no sink took (every sink failed them); a sink's own
+ * failures are in its jager_sink_stat, so one failing sink does not make the others'
+ * events look lost. events_dropped (their sum) is every event that reached no sink.
+ */
 typedef struct jager_stat {
-    uint32_t struct_size;      /**< in: the caller's sizeof(jager_stat) */
+    uint32_t struct_size;      /**< in: the caller's sizeof(jager_stat) (a 1.0 struct, up to ring_bytes, is filled up to its size) */
     uint32_t threads;          /**< rings ever registered */
-    uint64_t events_emitted;   /**< events offered to the rings */
-    uint64_t events_recorded;  /**< events that entered a ring (emitted = recorded + dropped[RING_FULL, NO_RING, TOO_LARGE]) */
+    uint64_t events_emitted;   /**< events offered to the rings, plugin events refused or emitted too late included */
+    uint64_t events_recorded;  /**< events that entered a ring and were not overwritten there (overwrite mode evicts them before the collector drains them: since 1.1 those are not counted here) */
     uint64_t events_dropped;   /**< sum of dropped[] */
     uint64_t dropped[JAGER_DROP_REASONS]; /**< per jager_drop_reason */
-    uint64_t events_written;   /**< events handed to sinks */
+    uint64_t events_written;   /**< events handed to sinks: the recorded events drained, and the collector's drop records */
     uint64_t spans_total;      /**< spans ended (sampled or not) */
     uint64_t span_cost_ns_x1000; /**< measured cost of one span begin+end, in ns × 1000 */
     uint64_t ring_bytes;       /**< bytes per ring */
+    uint64_t events_pending;   /**< recorded events still in the rings (0 after jager_flush() and at shutdown) \since 1.1 */
+    uint64_t drop_reports;     /**< drop records (JAGER_EV_DROP) the collector added to the batches \since 1.1 */
+    uint64_t spans_cross_thread; /**< spans ended on another thread than the one that began them: recorded on the ending thread as top-level spans (docs/configuration.md) \since 1.1 */
+    uint32_t sinks;            /**< sinks of this run: jager_sink_stats() reads sink 0 … sinks−1 \since 1.1 */
+    uint32_t reserved0;        /**< 0 */
 } jager_stat;
 
 /**
  * \brief Read the core counters. Counters of live threads are read without stopping them.
  * \return JAGER_OK, or JAGER_E_INVALID. [any-thread] \since 1.0
- * \param out the caller's struct (borrowed) with struct_size set; filled on success
+ * \param out the caller's struct (borrowed) with struct_size set (at least the 1.0 size,
+ *            which ends after ring_bytes); filled up to its size on success
  */
 JAGER_API jager_status jager_stats(jager_stat *out);
+
+/** Longest sink name kept in a jager_sink_stat, terminator included. */
+#define JAGER_SINK_NAME_MAX 48
+
+/** One sink's accounting this run. Grows only at the end. \since 1.1 */
+typedef struct jager_sink_stat {
+    uint32_t struct_size;      /**< in: the caller's sizeof(jager_sink_stat) */
+    uint32_t index;            /**< the sink's place, in the order sinks were added (the file sink is 0 when JAGER_OUTPUT is set) */
+    char name[JAGER_SINK_NAME_MAX]; /**< jager_sink.name, cut to fit, NUL-terminated */
+    uint64_t events_delivered; /**< events of the batches its write accepted */
+    uint64_t events_failed;    /**< events of the batches it failed (or could not open for) */
+    uint64_t batches_failed;   /**< batches it failed */
+} jager_sink_stat;
+
+/**
+ * \brief Read sink \p index's accounting (delivered + failed = the events handed to sinks
+ *        while it was registered). Kept after jager_shutdown() until the next run adds a sink.
+ * \param index 0 … jager_stat.sinks − 1
+ * \param out the caller's struct (borrowed) with struct_size set; filled on success
+ * \return JAGER_OK, JAGER_E_INVALID, or JAGER_E_NOTFOUND for an index past the last sink.
+ *         [any-thread] (no lock; also from a sink's own callbacks) \since 1.1
+ */
+JAGER_API jager_status jager_sink_stats(uint32_t index, jager_sink_stat *out);
 
 /* ------------------------------------------------------------------------------------ */
 /** \name Logs */
@@ -482,6 +564,49 @@ JAGER_API void jager_counter_set(jager_counter counter, double value);
  */
 JAGER_API void jager_mark(const char *name);
 
+/**
+ * \brief Record an instant mark named \p name with attributes (e.g. the Julia binding's
+ *        allocation counters at the mark). \since 1.1 [any-thread] (copies into the ring)
+ * \param name UTF-8 name (copied: interned)
+ * \param attrs key/value attributes (borrowed: copied during the call); may be NULL when \p nattrs is 0
+ * \param nattrs entries in \p attrs
+ */
+JAGER_API void jager_mark_attrs(const char *name, const jager_attr *attrs, size_t nattrs);
+
+/* ------------------------------------------------------------------------------------ */
+/** \name Tasks (green threads, coroutines, Julia tasks) */
+
+/**
+ * \brief Say which task now runs on the calling thread (0: none, the thread itself).
+ *
+ * Where several tasks interleave on one thread (a task yields inside a span and another
+ * runs), spans are parented per task: a span's parent is the innermost span still open that
+ * was begun on this thread by the same task, and a log record's span is the innermost open
+ * span of the current task. While recording, a change is written to the thread's ring as a
+ * `task` record (jager_rec_task), so readers know which task emitted each later record
+ * (`jager summary --by task`). Setting the current task again records nothing.
+ * A span must still end on the thread that began it: one ended on another thread (a task
+ * that migrated) is recorded there as a root of its task, leaving that thread's spans alone.
+ * \param task the caller's id of the task (the same on every thread), 0 for none
+ * [any-thread][hot-path: no alloc, no lock] \since 1.1
+ */
+JAGER_API void jager_task_set(uint64_t task);
+
+/**
+ * \brief The task last set on the calling thread by jager_task_set(), 0 if none.
+ * [any-thread][hot-path] \since 1.1
+ * \return the task id
+ */
+JAGER_API uint64_t jager_task_current(void);
+
+/**
+ * \brief The innermost span still open on the calling thread that the current task began
+ *        (where a task spawned now was made, say). [any-thread] \since 1.1
+ * \param site receives its site (0 if none); may be NULL
+ * \return its per-thread span id, 0 if none is open
+ */
+JAGER_API uint32_t jager_span_current(jager_site *site);
+
 /* ------------------------------------------------------------------------------------ */
 /** \name W3C trace context */
 
@@ -542,6 +667,11 @@ JAGER_API jager_status jager_context_current(jager_trace_context *out);
 
 /**
  * \brief Set (or with NULL clear) the calling thread's current context. [any-thread] \since 1.0
+ *
+ * While recording, a change is also written to the thread's ring as a `context` record, so
+ * the spans this thread begins afterwards are known to belong to that trace (the otel plugin
+ * exports them in it, the first ones as children of the context's span). Setting the same
+ * context again records nothing.
  * \param ctx the context (copied), or NULL to clear
  */
 JAGER_API void jager_context_set(const jager_trace_context *ctx);

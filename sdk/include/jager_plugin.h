@@ -37,7 +37,7 @@ extern "C" {
  * JAGER_PLUGIN_ABI_MAJOR, whatever its minor.
  */
 #define JAGER_PLUGIN_ABI_MAJOR 1 /**< plugins of another major are refused */
-#define JAGER_PLUGIN_ABI_MINOR 1 /**< fields appended to the tables (1.1: the host's span functions) */
+#define JAGER_PLUGIN_ABI_MINOR 3 /**< fields appended to the tables (1.1: the host's span functions; 1.2: emit_status, set_error, extension, timers, plugin counters; 1.3: span hooks) */
 
 /** Export macro for a plugin's entry symbol (the only symbol a plugin should export). */
 #if defined(__GNUC__)
@@ -96,9 +96,42 @@ typedef struct jager_plugin_handle jager_plugin_handle;
 #define JAGER_DIAG_WARN JAGER_SEV_WARN   /**< \deprecated JAGER_SEV_WARN */
 #define JAGER_DIAG_ERROR JAGER_SEV_ERROR /**< \deprecated JAGER_SEV_ERROR */
 
+/** A host timer's callback (host->timer_start): runs on a thread the host owns. */
+typedef void (*jager_timer_fn)(void *arg);
+
 /**
- * The core's services for plugins. Passed to init; valid until the plugin's shutdown
- * returns. Check struct_size before using a field added after 1.0.
+ * What a span hook (host->span_hook_add, 1.3) is told of one span beginning or ending on
+ * a site it hooks. Borrowed: valid during the hook's call only. Grows at the end like the
+ * other tables: read a field only if struct_size covers it. \since 1.3
+ */
+typedef struct jager_span_event {
+    uint32_t struct_size; /**< sizeof the struct as the host built it (only grows) */
+    jager_site site;      /**< the span's site (host->site_info names it) */
+    uint32_t span_id;     /**< the span's id on its thread (jager_span.id) */
+    uint32_t parent_id;   /**< the id of the span it is nested in on this thread, 0 at the top */
+    uint32_t thread;      /**< thread index (host->thread_info) */
+    uint32_t depth;       /**< spans open on this thread around it (0 at the top) */
+    uint64_t time_ns;     /**< begin: now, just before the span's start is taken; end: the span's end */
+    uint64_t duration_ns; /**< end: the span's duration as recorded; begin: 0 */
+} jager_span_event;
+
+/**
+ * A span hook's callback: runs on the thread that begins or ends the span, inside
+ * jager_span_begin()/jager_span_end(), so it must be short and must not block; it may
+ * emit events and record spans (spans begun inside a hook are never hooked themselves).
+ * Its own time is not charged to the span (begin hooks run before the start is taken,
+ * end hooks after the end). \since 1.3
+ */
+typedef void (*jager_span_hook_fn)(void *arg, const jager_span_event *span);
+
+/**
+ * The core's services for plugins. Passed to init. The table itself is static and lives
+ * as long as the process; the handle a plugin was given is a token that the host checks
+ * on every call, so every function stays harmless after the plugin's shutdown (or after
+ * jager_shutdown()): functions taking \p self then refuse (JAGER_E_STATE, NULL, nothing
+ * logged into a recording), emit counts the event as lost (JAGER_DROP_AFTER_STOP once the
+ * plugins' stop returned). Check struct_size (or abi_minor) before using a field added
+ * after 1.0.
  */
 typedef struct jager_host_api {
     uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
@@ -111,7 +144,10 @@ typedef struct jager_host_api {
     jager_status (*register_type)(jager_plugin_handle *self, const char *name,
                                   const jager_field_desc *fields, uint32_t nfields, uint16_t *type_out);
     /** Record an event of a registered type on the calling thread's ring (fields copied,
-     *  nfields values). time_ns 0 means now. Drops and counts when full. [any-thread][hot-path] */
+     *  nfields values). time_ns 0 means now. Drops and counts when full; refuses and counts
+     *  (JAGER_DROP_BAD_EMIT, said once per type) a type 0, unknown or core type or a wrong
+     *  field count; after the plugins' stop returned, counts it lost (JAGER_DROP_AFTER_STOP,
+     *  the plugin named once). emit_status (1.2) says which. [any-thread][hot-path] */
     void (*emit)(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
     /** jager_now_ns(). [any-thread][hot-path] */
     uint64_t (*now_ns)(void);
@@ -164,7 +200,58 @@ typedef struct jager_host_api {
      *  earlier on any thread (a runtime that reports an end late); an end before the
      *  start counts as no time. [any-thread][hot-path] \since 1.1 */
     void (*span_end_ns)(jager_span span, uint64_t end_ns);
-    void *reserved[3]; /**< NULL; future minors put functions here */
+    /* ---- 1.2 (took reserved slots 0..2, then appended; NULL or absent in an older host:
+     *      check abi_minor >= 2) ---- */
+    /** emit() returning what happened: JAGER_OK (in the ring), JAGER_E_FULL (dropped,
+     *  counted by the ring), JAGER_E_INVALID (refused: bad type or field count, counted
+     *  bad_emit), JAGER_E_STATE (not recording; after the plugins' stop counted after_stop),
+     *  so a plugin can count its own losses. [any-thread][hot-path] \since 1.2 */
+    jager_status (*emit_status)(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
+    /** Set the reason (copied) that the failure the plugin is about to return from init or
+     *  start is reported with ("cannot open /proc/self/stat: EACCES"); also
+     *  jager_last_error() on the calling thread. [any-thread] \since 1.2 */
+    void (*set_error)(jager_plugin_handle *self, const char *reason);
+    /** Another loaded plugin's extension table \p id ("jager.dispatch/1"), or NULL; only
+     *  plugins loaded before this one (earlier in JAGER_PLUGINS) are seen during init.
+     *  [any-thread] \since 1.2 */
+    const void *(*extension)(jager_plugin_handle *self, const char *id);
+    /** Call \p fn(arg) every \p interval_ns (at least 100 µs) on a thread the host owns,
+     *  until timer_stop or the plugin's stop: the host stops every timer of a plugin
+     *  before calling its stop, and waits until no callback runs, so none runs after stop
+     *  has returned. Deadlines are start + k × interval; a late callback skips the
+     *  deadlines it missed. \p timer_out (borrowed) receives the id. JAGER_E_FULL past 64
+     *  timers in the process. [any-thread] \since 1.2 */
+    jager_status (*timer_start)(jager_plugin_handle *self, uint64_t interval_ns, jager_timer_fn fn, void *arg,
+                                uint32_t *timer_out);
+    /** Stop a timer: returns once its callback no longer runs (from the timer's own
+     *  callback: returns at once, no later call starts). [any-thread] \since 1.2 */
+    jager_status (*timer_stop)(jager_plugin_handle *self, uint32_t timer);
+    /** jager_counter_register() for a counter named "<plugin>.<name>" (name snake_case;
+     *  unit copied, e.g. "bytes", may be NULL; kind JAGER_COUNTER_MONOTONIC or
+     *  JAGER_COUNTER_GAUGE). The report charts it. 0 on error (jager_last_error()).
+     *  [any-thread] (lock) \since 1.2 */
+    jager_counter (*counter_register)(jager_plugin_handle *self, const char *name, const char *unit, uint32_t kind);
+    /** jager_counter_add(): add to a monotonic counter's running total. [any-thread] \since 1.2 */
+    void (*counter_add)(jager_counter counter, double delta);
+    /** jager_counter_set(): record a gauge's value. [any-thread] \since 1.2 */
+    void (*counter_set)(jager_counter counter, double value);
+    /* ---- 1.3 (took reserved slots 0..1; NULL in an older host: check abi_minor >= 3) ---- */
+    /** Ask to be told when a span begins and when it ends on every site named
+     *  \p site_name (copied; exact name, sites registered later included): \p begin and
+     *  \p end (either may be NULL) are called with \p arg on the span's thread. Spans of
+     *  sites nobody hooks pay nothing for it. A hook's end is called exactly for the spans
+     *  whose begin it was told of, when they end on the thread that began them (at most 32
+     *  hooked spans open per thread: deeper ones are not told of). Hooks end before the
+     *  plugin's stop is called, and span_hook_remove returns once no call of the hook runs
+     *  (from the hook's own callback: at once, no later call starts). \p hook_out
+     *  (borrowed, may be NULL) receives the id. JAGER_E_INVALID (empty name, no callback),
+     *  JAGER_E_FULL past 64 hooks in the process, JAGER_E_STATE with a stale handle.
+     *  [any-thread] (lock) \since 1.3 */
+    jager_status (*span_hook_add)(jager_plugin_handle *self, const char *site_name, jager_span_hook_fn begin,
+                                  jager_span_hook_fn end, void *arg, uint32_t *hook_out);
+    /** Remove a hook of this plugin (see span_hook_add). [any-thread] \since 1.3 */
+    jager_status (*span_hook_remove)(jager_plugin_handle *self, uint32_t hook);
+    void *reserved[6]; /**< NULL; future minors put functions here */
 } jager_host_api;
 
 /* ------------------------------------------------------------------------------------ */
@@ -193,8 +280,16 @@ typedef struct jager_option_desc {
  * What a plugin's entry symbol returns. Static storage owned by the plugin. Callbacks may
  * be NULL unless marked required. Called in this order: init (required) → start →
  * flush* (collector thread, before each drain requested by jager_flush()) → stop (at
- * jager_shutdown(), before the final drain: emit summaries here) → shutdown (after sinks
- * closed; free everything) → dlclose.
+ * jager_shutdown(), before the final drain: emit summaries here, and end every thread
+ * the plugin started — events emitted after stop returns are lost and counted) →
+ * shutdown (after sinks closed; free everything) → dlclose. The library is opened with
+ * RTLD_NODELETE: its code stays mapped after dlclose, so a thread left running cannot
+ * crash the process (its events are counted as after_stop). Calling jager_init() or
+ * jager_shutdown() from any callback (or a timer's) is refused with JAGER_E_STATE.
+ * Every callback (and every callback of a sink the plugin registered) runs on a thread
+ * the host owns for the plugin while the caller waits at most JAGER_PLUGIN_TIMEOUT_MS
+ * (default 10 s; 0: inline, unbounded): one that does not return in time disables the
+ * plugin, reported once, and no callback of it runs again (not even shutdown).
  */
 typedef struct jager_plugin_descriptor {
     uint32_t struct_size;    /**< sizeof(jager_plugin_descriptor) the plugin was built with */
@@ -218,8 +313,23 @@ typedef struct jager_plugin_descriptor {
     /** sizeof(jager_option_desc) the plugin was built with (JAGER_PLUGIN_OPTIONS sets it);
      *  0, as plugins built before it was named set it, reads as JAGER_OPTION_DESC_SIZE_1_0. \since 1.0 (was reserved0) */
     uint32_t option_size;
-    void *reserved[8];       /**< NULL */
+    /** JAGER_PLUGIN_FLAG_*: 0 for none (\since 1.3, was reserved[0]: a plugin built before
+     *  reads as 0 there). */
+    uint64_t flags;
+    void *reserved[7];       /**< NULL */
 } jager_plugin_descriptor;
+
+/**
+ * Descriptor flag (1.3): the plugin's init, start, stop and shutdown run on the thread that
+ * calls jager_init()/jager_shutdown() itself, as in ABI 1.2 and before, instead of on a
+ * host thread while that thread waits — for a plugin bound to a runtime that must be
+ * called from the program's own thread (an OpenMP master thread, an MPI_THREAD_SINGLE
+ * program, a Julia thread in a ccall). Those calls are then not bounded by
+ * JAGER_PLUGIN_TIMEOUT_MS (a hang in them hangs the program: keep them short), only
+ * watched: one that runs past it is named once in a diagnostic. Flush and sink callbacks
+ * are still bounded.
+ */
+#define JAGER_PLUGIN_FLAG_CALLER_THREAD 1u
 
 /** Fill a descriptor's options, noptions and option_size from a static array: `JAGER_PLUGIN_OPTIONS(my_options),` in its initializer. */
 #define JAGER_PLUGIN_OPTIONS(array) \
@@ -247,6 +357,18 @@ static inline int jager_plugin_option(const jager_plugin_descriptor *d, uint32_t
     memcpy(out, (const unsigned char *)d->options + (size_t)i * stride, n);
     return 1;
 }
+
+/**
+ * \brief The folders the loader searches after the JAGER_PLUGIN_PATH ones, in order: the
+ *        installed plugin folder (beside the running libjager: LIBDIR/jager/plugins), then
+ *        the build tree's, only when this libjager is the build tree's own (a marker file
+ *        the build writes beside it; an installed library never searches a build folder).
+ * \param i      index from 0
+ * \param origin receives "installed" or "build tree" (may be NULL); a static string
+ * \return the folder (static storage, lives until exit), NULL when \p i is past the last.
+ *         [any-thread] \since 1.2 of the plugin ABI
+ */
+JAGER_API const char *jager_plugin_default_folder(uint32_t i, const char **origin);
 
 /** The entry symbol's name. */
 #define JAGER_PLUGIN_ENTRY_SYMBOL "jager_plugin_entry"

@@ -34,7 +34,7 @@ extern "C" {
 
 /** File format version written by this library. Readers accept the same major, any minor. */
 #define JAGER_FORMAT_MAJOR 1 /**< files of another major are refused */
-#define JAGER_FORMAT_MINOR 0 /**< appended fields and blocks, which older readers skip */
+#define JAGER_FORMAT_MINOR 1 /**< appended fields and blocks, which older readers skip; 1.1: packed span records, the PATHS block */
 
 /** Opaque reader. */
 typedef struct jager_reader jager_reader;
@@ -278,12 +278,62 @@ JAGER_API jager_status jager_reader_site_stats(const jager_reader *r, jager_site
  */
 JAGER_API jager_status jager_reader_stats(const jager_reader *r, jager_stat *out);
 
+/**
+ * \brief One sink's accounting from the last statistics block (jager_sink_stats() when it
+ *        was written; the name from the metadata key `jager.sink.<index>`).
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param index 0 … jager_stat.sinks − 1 (from jager_reader_stats())
+ * \param out the caller's struct (borrowed) with struct_size set
+ * \return JAGER_OK, JAGER_E_INVALID, or JAGER_E_NOTFOUND (no statistics, no such sink, or
+ *         a file written before 1.1). \since 1.1
+ */
+JAGER_API jager_status jager_reader_sink_stats(const jager_reader *r, uint32_t index, jager_sink_stat *out);
+
+/** The top level: jager_path_stat.parent of a path whose span had no enclosing span. \since 1.1 */
+#define JAGER_PATH_TOP UINT32_MAX
+
+/**
+ * One call path of one thread (root → … → site) with exact aggregates, counted by the core
+ * at every span end whether or not the span became an event (sampled out, dropped by a
+ * full ring). Grows only at the end. \since 1.1
+ */
+typedef struct jager_path_stat {
+    uint32_t struct_size; /**< in: the caller's sizeof(jager_path_stat) */
+    uint32_t thread;      /**< thread index (jager_reader_thread()) */
+    uint32_t parent;      /**< index of the enclosing path (always smaller than this one's), or JAGER_PATH_TOP */
+    jager_site site;      /**< the site; 0 for the thread's overflow bucket: spans whose path did not fit
+                               the core's per-thread limit, lay below the bucket or nested deeper than
+                               128 (their times overlap each other, so the bucket has no self time) */
+    uint64_t calls;       /**< spans ended on this path (0 for a span still open at the end) */
+    uint64_t total_ns;    /**< sum of their durations */
+    uint64_t self_ns;     /**< total_ns minus the children's total_ns, never below 0 */
+    uint64_t bytes;       /**< bytes reported by jager_span_end_bytes() on this path */
+} jager_path_stat;
+
+/**
+ * \brief Number of call paths in the last PATHS set (written with each statistics block,
+ *        format 1.1); 0 when the file has none (an older file, or one cut before its first set).
+ * \return the count. [any-thread, with no concurrent next()] \since 1.1
+ * \param r a reader from jager_reader_open() (borrowed; NULL gives 0)
+ */
+JAGER_API size_t jager_reader_path_count(const jager_reader *r);
+
+/**
+ * \brief The call path at \p index (0 … jager_reader_path_count() − 1), threads one after
+ *        the other, parents before their children.
+ * \return JAGER_OK; JAGER_E_NOTFOUND past the end; JAGER_E_INVALID for a bad argument. \since 1.1
+ * \param r a reader from jager_reader_open() (borrowed)
+ * \param index the path
+ * \param out the caller's struct (borrowed) with struct_size set; filled on success
+ */
+JAGER_API jager_status jager_reader_path(const jager_reader *r, size_t index, jager_path_stat *out);
+
 /** One decoded attribute of a log or span-attribute record. */
 typedef struct jager_attr_view {
     const char *key;   /**< not NUL-terminated */
     uint32_t key_len; /**< key bytes */
     uint32_t kind;     /**< jager_attr_kind */
-    int64_t i64;       /**< I64 and BOOL */
+    int64_t i64;       /**< I64 and BOOL; STR_ID: the string id (jager_reader_string()) */
     double f64; /**< JAGER_ATTR_F64 value */
     const char *str;   /**< STR, not NUL-terminated */
     uint32_t str_len; /**< value bytes (JAGER_ATTR_STR) */

@@ -49,6 +49,8 @@ typedef enum jager_core_event_type {
     JAGER_EV_DIAG = 6,       /**< jager_rec_diag; aux = jager_severity */
     JAGER_EV_SPAN_ATTR = 7,  /**< jager_rec_span_attr; aux = site */
     JAGER_EV_SPAN_ERROR = 8, /**< jager_rec_span_error; aux = site */
+    JAGER_EV_CONTEXT = 9,    /**< jager_rec_context; aux = 1 when a context is set, 0 when cleared */
+    JAGER_EV_TASK = 10,      /**< jager_rec_task; aux = 0 (since 1.1) */
     JAGER_EV_FIRST_PLUGIN = 256 /**< plugin types are numbered from here */
 } jager_core_event_type;
 
@@ -88,7 +90,11 @@ typedef struct jager_rec_counter {
     double value;   /**< running total (monotonic) or level (gauge) */
 } jager_rec_counter;
 
-/** An instant mark. */
+/**
+ * An instant mark. A mark from jager_mark_attrs() (since 1.1) is longer: after the fixed
+ * part come `uint32_t nattrs`, `uint32_t` 0, then the attributes, encoded as a log record's;
+ * a record of exactly sizeof(jager_rec_mark) has none.
+ */
 typedef struct jager_rec_mark {
     jager_record h; /**< type JAGER_EV_MARK, aux = string id */
     uint64_t time_ns; /**< event time (jager_now_ns base) */
@@ -125,6 +131,39 @@ typedef struct jager_rec_span_error {
 } jager_rec_span_error;
 
 /**
+ * The thread's W3C trace context changed (jager_context_set / jager_context_extract while
+ * recording). Spans are written at their end and carry no trace id, so a reader learns a
+ * span's trace from this record: spans of this thread with ids from \c first_span on (until
+ * the thread's next context record) belong to \c trace_id, and those among them whose parent
+ * began before this record (or that have none) are children of \c span_id — the remote
+ * parent. With aux 0 the thread went back to the run's own trace.
+ */
+typedef struct jager_rec_context {
+    jager_record h;       /**< type JAGER_EV_CONTEXT, aux = 1 set, 0 cleared */
+    uint64_t time_ns;     /**< event time (jager_now_ns base) */
+    uint8_t trace_id[16]; /**< the adopted trace, zeros when cleared */
+    uint8_t span_id[8];   /**< the remote parent span, zeros when cleared */
+    uint32_t first_span;  /**< the first span id of this thread begun under the new context */
+    uint8_t flags;        /**< W3C trace-flags (bit 0: sampled) */
+    uint8_t reserved[3];  /**< zero */
+} jager_rec_context;
+
+/**
+ * The thread's current task changed (jager_task_set(), since 1.1): a green thread, coroutine
+ * or Julia task. Every later record of this thread's ring (spans — written at their end —
+ * logs, marks, attributes) until its next task record was emitted by task \c task; 0 means
+ * "no task" (the thread itself). Task ids are the caller's (the Julia binding numbers its
+ * tasks 1, 2, … in order of first sight; the root task is 1) and are the same on every thread.
+ */
+typedef struct jager_rec_task {
+    jager_record h;       /**< type JAGER_EV_TASK, aux = 0 */
+    uint64_t time_ns;     /**< event time (jager_now_ns base) */
+    uint64_t task;        /**< the task now running on the thread, 0 for none */
+    uint32_t first_span;  /**< the id the thread's next span will get */
+    uint32_t reserved;    /**< zero */
+} jager_rec_task;
+
+/**
  * A plugin record: header (aux free for the plugin, 0 by default), `u64 time_ns`, then
  * one 8-byte value per field of the registered type, in declaration order.
  */
@@ -155,17 +194,29 @@ typedef enum jager_field_kind {
     JAGER_FIELD_STRING = 4,   /**< a string id (see intern); readers show the text */
     JAGER_FIELD_STACK = 5,    /**< a jager_stack_id */
     JAGER_FIELD_TIME_NS = 6,  /**< a timestamp on the jager_now_ns() base */
-    JAGER_FIELD_DURATION_NS = 7,
+    JAGER_FIELD_DURATION_NS = 7, /**< a length of time in ns (a CPU time, a total); the event's own duration only with JAGER_FIELD_FLAG_EXTENT */
     JAGER_FIELD_BYTES = 8,    /**< a byte count */
     JAGER_FIELD_SITE = 9,     /**< a jager_site */
     JAGER_FIELD_BOOL = 10
 } jager_field_kind;
 
+/** \name Field flags (jager_field_desc.flags; 0 in plugins built before plugin ABI 1.2)
+ * @{ */
+/** A DURATION_NS field that is the event's own duration: the event spans
+ *  [time_ns, time_ns + value] (a pause, a kernel). At most one per type. Without it no
+ *  field gives an event an extent, and no plugin field ever changes a run's length. */
+#define JAGER_FIELD_FLAG_EXTENT 1u
+/** A numeric field that is a monotonic total (bytes read so far): tools chart it. */
+#define JAGER_FIELD_FLAG_COUNTER 2u
+/** A numeric field that is a level (resident memory): tools chart it. */
+#define JAGER_FIELD_FLAG_GAUGE 4u
+/** @} */
+
 /** One field of an event type. */
 typedef struct jager_field_desc {
-    const char *name; /**< snake_case, unique within the type */
+    const char *name; /**< snake_case ([a-z][a-z0-9_]*, at most 63 bytes), unique within the type */
     uint32_t kind;    /**< a jager_field_kind */
-    uint32_t reserved; /**< 0; reserved for future use */
+    uint32_t flags;   /**< JAGER_FIELD_FLAG_*; 0 for none (was reserved, always 0, before plugin ABI 1.2) */
 } jager_field_desc;
 
 /** A registered event type, as the host and readers describe it. */

@@ -17,17 +17,21 @@ jager_status jager_config_init(jager_config *cfg)
     cfg->ring_bytes = 1u << 20;
     cfg->ring_mode = JAGER_RING_DISCARD;
     cfg->flush_interval_ms = 50;
-    cfg->sample_mode = JAGER_SAMPLE_ALL;
-    cfg->sample_n = 1;
+    /* Thinning on purpose by default: a site hotter than the recording can keep is sampled
+     * rather than dropped at random (docs/configuration.md, "Thinning on purpose"). */
+    cfg->sample_mode = JAGER_SAMPLE_AUTO;
+    cfg->sample_n = 1000;
     cfg->sample_interval_ns = 1000000u;
     cfg->max_threads = 1024;
     return JAGER_OK;
 }
 
-/* Parse "123", "64K", "1M", "2G" (binary units). */
+/* Parse "123", "64K", "1M", "2G" (binary units). Digits first: strtoull would take "-1"
+ * (and " -1", "+1") and wrap it to 2^64 - 1. */
 static int parse_size(const char *s, uint64_t *out)
 {
     char *end;
+    if (!isdigit((unsigned char)*s)) return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || end == s) return -1;
@@ -49,6 +53,7 @@ static int parse_size(const char *s, uint64_t *out)
 static int parse_u32(const char *s, uint32_t *out)
 {
     char *end;
+    if (!isdigit((unsigned char)*s)) return -1; /* "-1" is not 4294967295 */
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
     if (errno || end == s || *end || v > UINT32_MAX) return -1;
@@ -61,6 +66,29 @@ static int truthy(const char *s)
     return !strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on");
 }
 
+/* JAGER_SAMPLE=auto[:BUDGET]: every span of a site until it passes BUDGET spans (default
+ * 1000) in a 1 ms window on a thread, then one span per site and thread per window
+ * (span.c's sample_auto). 0 when \p v is such a value (then set in \p cfg), -1 otherwise. */
+static int parse_sample_auto(const char *v, jager_config *cfg)
+{
+    uint32_t budget = 1000;
+    if (strncmp(v, "auto", 4)) return -1;
+    if (v[4] == ':') {
+        if (parse_u32(v + 5, &budget) || budget == 0) return -1;
+    } else if (v[4]) {
+        return -1;
+    }
+    cfg->sample_mode = JAGER_SAMPLE_AUTO;
+    cfg->sample_n = budget;
+    cfg->sample_interval_ns = 1000000u;
+    return 0;
+}
+
+static int falsy(const char *s)
+{
+    return !strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off");
+}
+
 jager_status jager_config_from_env(jager_config *cfg)
 {
     if (!cfg || cfg->struct_size < sizeof(jager_config))
@@ -68,15 +96,27 @@ jager_status jager_config_from_env(jager_config *cfg)
     const char *v;
     jager_status st = JAGER_OK;
 #define BAD(var) (st = jg_error(JAGER_E_INVALID, "%s: cannot parse '%s'", var, v))
-    if ((v = getenv("JAGER_DISABLE")) && *v) cfg->disable = truthy(v);
+    /* A switch is 1/true/yes/on or 0/false/no/off; anything else is reported and the
+     * default (off) stays, as for every other malformed value. */
+    if ((v = getenv("JAGER_DISABLE")) && *v) {
+        if (truthy(v)) cfg->disable = 1;
+        else if (falsy(v)) cfg->disable = 0;
+        else BAD("JAGER_DISABLE");
+    }
     if ((v = getenv("JAGER_OUTPUT")) && *v) cfg->output = v;
     if ((v = getenv("JAGER_PLUGINS"))) cfg->plugins = v;
     if ((v = getenv("JAGER_PLUGIN_PATH"))) cfg->plugin_path = v;
     if ((v = getenv("JAGER_FILTER")) && *v) cfg->filter = v;
-    if ((v = getenv("JAGER_QUIET")) && *v) cfg->quiet = truthy(v);
+    if ((v = getenv("JAGER_QUIET")) && *v) {
+        if (truthy(v)) cfg->quiet = 1;
+        else if (falsy(v)) cfg->quiet = 0;
+        else BAD("JAGER_QUIET");
+    }
     if ((v = getenv("JAGER_RING_BYTES")) && *v) {
         uint64_t b;
-        if (parse_size(v, &b) || b < 4096 || b > (1ull << 32)) BAD("JAGER_RING_BYTES");
+        if (parse_size(v, &b)) BAD("JAGER_RING_BYTES");
+        else if (b < 4096 || b > (1ull << 32)) /* parsed: say what is wrong with the value */
+            st = jg_error(JAGER_E_INVALID, "JAGER_RING_BYTES: '%s' is %s (4K to 4G)", v, b < 4096 ? "below the minimum 4096" : "above the maximum 4G");
         else cfg->ring_bytes = b;
     }
     if ((v = getenv("JAGER_RING_MODE")) && *v) {
@@ -101,10 +141,10 @@ jager_status jager_config_from_env(jager_config *cfg)
         else if (!strncmp(v, "1/", 2) && !parse_u32(v + 2, &n) && n > 0) {
             cfg->sample_mode = JAGER_SAMPLE_ONE_IN_N;
             cfg->sample_n = n;
-        } else if (!strncmp(v, "interval:", 9) && !parse_size(v + 9, &ms) && ms > 0) {
+        } else if (!strncmp(v, "interval:", 9) && !parse_size(v + 9, &ms) && ms > 0 && ms <= UINT64_MAX / 1000000u) {
             cfg->sample_mode = JAGER_SAMPLE_INTERVAL;
             cfg->sample_interval_ns = ms * 1000000u;
-        } else BAD("JAGER_SAMPLE");
+        } else if (parse_sample_auto(v, cfg)) BAD("JAGER_SAMPLE");
     }
 #undef BAD
     return st;

@@ -146,16 +146,25 @@ jager_status jager_context_current(jager_trace_context *out)
     return JAGER_OK;
 }
 
+static int same(const jager_trace_context *a, const jager_trace_context *b)
+{
+    return !memcmp(a->trace_id, b->trace_id, 16) && !memcmp(a->span_id, b->span_id, 8) && a->flags == b->flags;
+}
+
 void jager_context_set(const jager_trace_context *ctx)
 {
     if (!atomic_load_explicit(&jg_enabled, memory_order_acquire)) return;
     jg_tls *t = jg_tls_fast();
     if (!t) return;
     if (ctx && valid(ctx)) {
+        if (t->has_ctx && same(&t->ctx, ctx)) return; /* no change, no record */
         t->ctx = *ctx;
         t->has_ctx = 1;
+        jg_record_context(ctx);
     } else {
+        if (!t->has_ctx) return;
         t->has_ctx = 0;
+        jg_record_context(NULL);
     }
 }
 

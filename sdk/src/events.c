@@ -44,7 +44,7 @@ static size_t jg_attrs_encode(uint8_t *dst, const jager_attr *attrs, size_t natt
         if (klen > 255) klen = 255;
         uint32_t kind = a->kind;
         size_t vlen = kind == JAGER_ATTR_STR ? attr_str_len(a, max_str) : 8;
-        if (kind < JAGER_ATTR_I64 || kind > JAGER_ATTR_BOOL) {
+        if (kind < JAGER_ATTR_I64 || kind > JAGER_ATTR_STR_ID) {
             kind = JAGER_ATTR_STR; /* an unknown kind is recorded as an empty string */
             vlen = 0;
         }
@@ -101,10 +101,10 @@ void jager_log(jager_severity severity, const char *body, const jager_attr *attr
     r->time_ns = jg_now_ns();
     r->span_id = 0;
     r->site = 0;
-    if (t->depth) {
-        uint32_t d = (t->depth <= JG_MAX_DEPTH ? t->depth : JG_MAX_DEPTH) - 1;
-        r->span_id = t->stack_id[d];
-        r->site = t->stack_site[d];
+    int64_t top = jg_stack_top_of_task(t, jg_stack_top(t), t->task); /* the innermost open span of the task running now */
+    if (top >= 0) {
+        r->span_id = jg_stack_id(t, (uint32_t)top);
+        r->site = jg_stack_site(t, (uint32_t)top);
     }
     if (t->has_ctx) {
         memcpy(r->trace_id, t->ctx.trace_id, 16);
@@ -173,6 +173,91 @@ void jager_mark(const char *name)
     jg_record_commit(t, sizeof *r);
 }
 
+void jager_mark_attrs(const char *name, const jager_attr *attrs, size_t nattrs)
+{
+    if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire)) || !name) return;
+    if (!attrs) nattrs = 0;
+    uint32_t id = jg_intern(name);
+    if (!id) return;
+    size_t alen = jg_attrs_encode(NULL, attrs, nattrs, ATTR_STR_MAX);
+    size_t total = sizeof(jager_rec_mark) + 8 + alen;
+    if (total > JAGER_RECORD_MAX_BYTES) { /* the mark without its attributes */
+        nattrs = 0;
+        alen = 0;
+        total = sizeof(jager_rec_mark) + 8;
+    }
+    jg_tls *t;
+    jager_rec_mark *r = jg_record_reserve((uint32_t)total, &t);
+    if (!r) return;
+    r->h.type = JAGER_EV_MARK;
+    r->h.words = (uint16_t)(total / 8);
+    r->h.aux = id;
+    r->time_ns = jg_now_ns();
+    uint32_t head[2] = {(uint32_t)nattrs, 0};
+    memcpy(r + 1, head, 8);
+    jg_attrs_encode((uint8_t *)(r + 1) + 8, attrs, nattrs, ATTR_STR_MAX);
+    jg_record_commit(t, (uint32_t)total);
+}
+
+void jager_task_set(uint64_t task)
+{
+    if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
+    jg_tls *t = jg_tls_fast();
+    if (JG_UNLIKELY(!t) || t->task == task) return;
+    t->task = task;
+    jager_rec_task *r = jg_record_reserve(sizeof *r, &t);
+    if (!r) return; /* counted as a drop; the parents of spans still follow the task */
+    r->h.type = JAGER_EV_TASK;
+    r->h.words = sizeof *r / 8;
+    r->h.aux = 0;
+    r->time_ns = jg_now_ns();
+    r->task = task;
+    r->first_span = t->next_span + 1 ? t->next_span + 1 : 1;
+    r->reserved = 0;
+    jg_record_commit(t, sizeof *r);
+}
+
+uint32_t jager_span_current(jager_site *site)
+{
+    if (site) *site = 0;
+    if (!atomic_load_explicit(&jg_enabled, memory_order_acquire)) return 0;
+    jg_tls *t = jg_tls_peek();
+    if (!t || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed)) return 0;
+    int64_t top = jg_stack_top_of_task(t, jg_stack_top(t), t->task);
+    if (top < 0) return 0;
+    if (site) *site = jg_stack_site(t, (uint32_t)top);
+    return jg_stack_id(t, (uint32_t)top);
+}
+
+uint64_t jager_task_current(void)
+{
+    if (!atomic_load_explicit(&jg_enabled, memory_order_acquire)) return 0;
+    jg_tls *t = jg_tls_peek();
+    return t ? t->task : 0;
+}
+
+/* The thread's trace context changed: say so in its own ring, in order with its spans (which
+ * carry no trace id), so readers and sinks know which trace each later span joined. */
+void jg_record_context(const jager_trace_context *c)
+{
+    jg_tls *t;
+    jager_rec_context *r = jg_record_reserve(sizeof *r, &t);
+    if (!r) return;
+    memset(r, 0, sizeof *r);
+    r->h.type = JAGER_EV_CONTEXT;
+    r->h.words = sizeof *r / 8;
+    r->h.aux = c ? 1 : 0;
+    r->time_ns = jg_now_ns();
+    if (c) {
+        memcpy(r->trace_id, c->trace_id, 16);
+        memcpy(r->span_id, c->span_id, 8);
+        r->flags = c->flags;
+    }
+    /* The id the thread's next span will get (span.c hands out ++next_span, skipping 0). */
+    r->first_span = t->next_span + 1 ? t->next_span + 1 : 1;
+    jg_record_commit(t, sizeof *r);
+}
+
 void jager_span_set_attrs(jager_span span, const jager_attr *attrs, size_t nattrs)
 {
     if (!span.site || !attrs || !nattrs || !atomic_load_explicit(&jg_enabled, memory_order_acquire)) return;
@@ -215,23 +300,32 @@ void jager_span_error(jager_span span, const char *message)
     jg_record_commit(t, (uint32_t)total);
 }
 
-void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields)
+/* A plugin event: refused (counted bad_emit, said once per type) when its type or field
+ * count is wrong, lost (counted after_stop) once the plugins' stop has returned. */
+jager_status jg_emit_plugin_status(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields)
 {
-    if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
+    if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return jg_plugin_event_lost(type);
     const jager_type_desc *td = jg_type_get(type);
     /* A type that is not registered, or a field count that does not match it, would make
      * the record undecodable: refuse it rather than write garbage. */
-    if (JG_UNLIKELY(!td || td->builtin || td->nfields != nfields || (nfields && !fields))) return;
+    if (JG_UNLIKELY(!td || td->builtin || td->nfields != nfields || (nfields && !fields)))
+        return jg_plugin_event_refused(type, td, nfields, fields != NULL);
     uint32_t total = (uint32_t)(sizeof(jager_rec_plugin) + 8u * nfields);
     jg_tls *t;
     jager_rec_plugin *r = jg_record_reserve(total, &t);
-    if (!r) return;
+    if (!r) return JAGER_E_FULL; /* counted by the ring (full, too large) or as no_ring */
     r->h.type = type;
     r->h.words = (uint16_t)(total / 8);
     r->h.aux = 0;
     r->time_ns = time_ns ? time_ns : jg_now_ns();
     if (nfields) memcpy(r->fields, fields, 8u * nfields);
     jg_record_commit(t, total);
+    return JAGER_OK;
+}
+
+void jg_emit_plugin(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields)
+{
+    (void)jg_emit_plugin_status(type, time_ns, fields, nfields);
 }
 
 void jg_diag(const char *source, jager_severity level, const char *msg)

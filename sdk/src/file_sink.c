@@ -25,11 +25,13 @@
 #define LZ4F_STATIC_LINKING_ONLY
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <lz4frame.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -143,17 +145,21 @@ int jg_fs_emit_frame(file_sink *fs, const uint8_t *content, size_t len)
 /* ---------------------------------------------------------------------------------- */
 /* events */
 
+static int open_output(file_sink *fs, int lazy);
+
 static int fs_start(file_sink *fs)
 {
     if (fs->started) return fs->failed ? -1 : 0;
     fs->started = 1;
+    if (!fs->f && !fs->failed && open_output(fs, 1) != 0) return -1;
+    if (fs->failed) return -1;
     uint8_t pre[JG_FILE_PREAMBLE_BYTES];
     jg_wr32(pre, JG_FILE_SKIPPABLE_MAGIC);
     jg_wr32(pre + 4, JG_FILE_PREAMBLE_DATA);
     memcpy(pre + 8, JG_FILE_MAGIC, JG_FILE_MAGIC_LEN);
     jg_wr16(pre + 16, JAGER_FORMAT_MAJOR);
     jg_wr16(pre + 18, JAGER_FORMAT_MINOR);
-    jg_wr32(pre + 20, 0);
+    jg_wr32(pre + 20, JG_FILE_FLAG_PACKED_SPANS); /* its EVENTS blocks pack span records */
     if (fs_fwrite(fs, pre, sizeof pre) != 0) return -1;
     fs->frames = 1;
     if (jg_fs_write_tables(fs, 1) != 0) return -1;
@@ -169,9 +175,14 @@ static int emit_pending(file_sink *fs, uint32_t t)
     jg_wr32(p->buf, JG_BLOCK_EVENTS);
     jg_wr32(p->buf + 4, 0);
     jg_wr32(p->buf + 8, t);
-    jg_wr32(p->buf + 12, 0);
+    jg_wr32(p->buf + 12, JG_EVENTS_ENC_PACKED_SPANS);
     jg_wr64(p->buf + 16, p->events);
-    if (jg_fs_emit_frame(fs, p->buf, p->len) != 0) return -1;
+    jg_span_pack(p->buf + JG_EVENTS_PREFIX, p->buf + p->len, 0);
+    if (jg_fs_emit_frame(fs, p->buf, p->len) != 0) {
+        /* kept for the next try, as the rings produced it */
+        jg_span_pack(p->buf + JG_EVENTS_PREFIX, p->buf + p->len, 1);
+        return -1;
+    }
     fs->events_written += p->events;
     fs->pending_bytes -= p->len - JG_EVENTS_PREFIX;
     p->len = JG_EVENTS_PREFIX;
@@ -247,10 +258,12 @@ static int write_direct(file_sink *fs, uint32_t thread, const uint8_t *data, siz
         jg_fs_put32(fs, JG_BLOCK_EVENTS);
         jg_fs_put32(fs, 0);
         jg_fs_put32(fs, thread);
-        jg_fs_put32(fs, 0);
+        jg_fs_put32(fs, JG_EVENTS_ENC_PACKED_SPANS);
         jg_fs_put64(fs, n);
         jg_fs_put_bytes(fs, data + start, off - start);
-        if (fs->blk_oom || jg_fs_emit_frame(fs, fs->blk, fs->blk_len) != 0) return -1;
+        if (fs->blk_oom) return -1;
+        jg_span_pack(fs->blk + JG_EVENTS_PREFIX, fs->blk + fs->blk_len, 0);
+        if (jg_fs_emit_frame(fs, fs->blk, fs->blk_len) != 0) return -1;
         fs->events_written += n;
     }
     return 0;
@@ -266,6 +279,7 @@ static int write_direct(file_sink *fs, uint32_t thread, const uint8_t *data, siz
 static jager_status fs_write(void *ctx, const jager_batch *b)
 {
     file_sink *fs = ctx;
+    if (fs->lazy && !fs->started && (!b || !b->bytes)) return JAGER_OK; /* not yet: no event */
     if (fs_start(fs) != 0 || fs->failed) return JAGER_E_IO;
     if (!b || !b->bytes) return JAGER_OK;
     if (!b->data) return JAGER_E_INVALID;
@@ -319,17 +333,21 @@ static jager_status fs_write(void *ctx, const jager_batch *b)
  * the core counts the lost events and still calls close (which frees the sink). */
 static jager_status fs_open(void *ctx)
 {
-    (void)fs_start(ctx);
+    file_sink *fs = ctx;
+    if (!fs->lazy) (void)fs_start(fs);
     return JAGER_OK;
 }
 
 static void fs_flush(void *ctx)
 {
     file_sink *fs = ctx;
+    if (fs->lazy && !fs->started) return; /* no event yet: nothing of this process to keep */
     if (fs_start(fs) != 0) return;
     if (emit_all_pending(fs) != 0) return;
+    (void)jg_fs_write_cost_meta(fs);
     if (jg_fs_write_tables(fs, 1) != 0) return;
     if (jg_fs_write_stats(fs) != 0) return;
+    if (jg_fs_write_paths(fs) != 0) return;
     fs_sync(fs);
 }
 
@@ -350,7 +368,18 @@ static void fs_free(file_sink *fs)
 static void fs_close(void *ctx)
 {
     file_sink *fs = ctx;
-    if (fs_start(fs) == 0 && emit_all_pending(fs) == 0 && jg_fs_write_tables(fs, 1) == 0 && jg_fs_write_stats(fs) == 0)
+    if (fs->lazy && !fs->started) {
+        /* No event of its own: a wrapper, or a child, leaves no file; the program run bare
+         * writes its empty recording, unless another process has the file (then quietly:
+         * nothing is lost). */
+        if (!jg_launch_keep_empty()) {
+            fs_free(fs);
+            return;
+        }
+        fs->soft = 1;
+    }
+    if (fs_start(fs) == 0 && emit_all_pending(fs) == 0 && jg_fs_write_cost_meta(fs) == 0 &&
+        jg_fs_write_tables(fs, 1) == 0 && jg_fs_write_stats(fs) == 0 && jg_fs_write_paths(fs) == 0)
         jg_fs_write_end(fs);
     fs_sync(fs);
     if (fs->f) {
@@ -365,45 +394,28 @@ static void fs_close(void *ctx)
     fs_free(fs);
 }
 
-/* ---------------------------------------------------------------------------------- */
-
-/** "%p" in \p path becomes the process id (once per occurrence); caller frees. */
-static char *expand_path(const char *path)
+/* A child made by fork() (single-threaded): what the parent's collector had buffered in
+ * stdio is discarded, never written — the child's exit() flushes every stream, which would
+ * append those bytes to the parent's file a second time — and the descriptor closed (an
+ * OFD lock is the parent's open file description's, and stays with it). The sink's memory
+ * is left alone: the collector may have been changing it. */
+void jg_file_sink_forget(void *ctx)
 {
-    size_t n = strlen(path), extra = 0;
-    for (size_t i = 0; i + 1 < n; i++)
-        if (path[i] == '%' && path[i + 1] == 'p') extra += 20;
-    char *out = malloc(n + extra + 1);
-    if (!out) return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (path[i] == '%' && i + 1 < n && path[i + 1] == 'p') {
-            o += (size_t)sprintf(out + o, "%ld", (long)getpid());
-            i++;
-        } else {
-            out[o++] = path[i];
-        }
-    }
-    out[o] = '\0';
-    return out;
+    file_sink *fs = ctx;
+    if (!fs || !fs->f) return;
+    __fpurge(fs->f);
+    fclose(fs->f);
+    fs->f = NULL;
 }
 
-jager_status jg_file_sink_create(const char *path, jager_sink *out)
+/* ---------------------------------------------------------------------------------- */
+
+/* Open the output: a FIFO without blocking, anything else claimed (launch.c: a write lock
+ * on a regular file, refused when another process of this run has it). Lazy (from the
+ * first event, on the collector thread): a failure is one diagnostic and a failed sink
+ * whose events count as dropped. Eager (jager_init): an error for jager_init to report. */
+static int open_output(file_sink *fs, int lazy)
 {
-    if (!path || !*path || !out) return jg_error(JAGER_E_INVALID, "file sink: no output path");
-    jager_status st = JAGER_E_NOMEM;
-    file_sink *fs = calloc(1, sizeof *fs);
-    if (!fs) goto fail;
-    if (!(fs->path = expand_path(path))) goto free_sink;
-    if (LZ4F_isError(LZ4F_createCompressionContext(&fs->cctx, LZ4F_VERSION))) {
-        fs->cctx = NULL;
-        goto free_sink;
-    }
-    fs->prefs.frameInfo.blockSizeID = LZ4F_max1MB;
-    fs->prefs.frameInfo.blockMode = LZ4F_blockIndependent;
-    fs->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
-    fs->prefs.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
-    fs->prefs.compressionLevel = 0;
     struct stat sb;
     if (stat(fs->path, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
         /* A FIFO: opening it for writing blocks until a reader comes, so open it
@@ -417,14 +429,43 @@ jager_status jg_file_sink_create(const char *path, jager_sink *out)
         int err = fd < 0 ? errno : (fs->f ? 0 : errno);
         if (!fs->f) fs_fail(fs, err == ENXIO ? "a FIFO with no reader" : "cannot open", err == ENXIO ? 0 : err);
     } else {
-        fs->f = fopen(fs->path, "wb");
-        if (!fs->f) {
-            st = jg_error(JAGER_E_IO, "cannot open output '%s': %s", fs->path, strerror(errno));
-            goto free_sink;
+        char why[PATH_MAX + 256];
+        int fd = jg_launch_claim(fs->path, why, sizeof why);
+        if (fd >= 0 && !(fs->f = fdopen(fd, "wb"))) {
+            snprintf(why, sizeof why, "cannot open output '%s': %s", fs->path, strerror(errno));
+            close(fd);
+            fd = -1;
+        }
+        if (fd < 0) {
+            if (!lazy) return jg_error(JAGER_E_IO, "%s", why);
+            if (!JG_CFG(quiet) && !(fs->soft && fd == -2)) fprintf(stderr, "jager: %s\n", why);
+            fs->failed = 1; /* said once; its events count as sink drops */
+            return -1;
         }
     }
     if (fs->f && (fs->stdio_buf = malloc(JG_FILE_STDIO_BUFFER)) != NULL)
         setvbuf(fs->f, fs->stdio_buf, _IOFBF, JG_FILE_STDIO_BUFFER);
+    return 0;
+}
+
+jager_status jg_file_sink_create(const char *path, int lazy, jager_sink *out)
+{
+    if (!path || !*path || !out) return jg_error(JAGER_E_INVALID, "file sink: no output path");
+    jager_status st = JAGER_E_NOMEM;
+    file_sink *fs = calloc(1, sizeof *fs);
+    if (!fs) goto fail;
+    if (!(fs->path = strdup(path))) goto free_sink;
+    fs->lazy = lazy;
+    if (LZ4F_isError(LZ4F_createCompressionContext(&fs->cctx, LZ4F_VERSION))) {
+        fs->cctx = NULL;
+        goto free_sink;
+    }
+    fs->prefs.frameInfo.blockSizeID = LZ4F_max1MB;
+    fs->prefs.frameInfo.blockMode = LZ4F_blockIndependent;
+    fs->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    fs->prefs.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
+    fs->prefs.compressionLevel = 0;
+    if (!lazy && (st = (jager_status)open_output(fs, 0)) != JAGER_OK) goto free_sink;
 
     memset(out, 0, sizeof *out);
     out->struct_size = sizeof *out;

@@ -39,6 +39,8 @@ typedef struct file_sink {
     char *stdio_buf;
     int started;  /* preamble written */
     int failed;   /* sticky: an I/O error stopped the file */
+    int lazy;     /* zero-code mode: the file is claimed at the first event */
+    int soft;     /* an empty recording at exit: a file another process has is left quietly */
     LZ4F_cctx *cctx;
     LZ4F_preferences_t prefs;
     uint8_t *out; /* compressed frame */
@@ -59,6 +61,7 @@ typedef struct file_sink {
     uint16_t *type_ids;       /* scratch for one SCHEMA block */
     int meta_written;
     uint64_t w_meta_gen;
+    uint32_t w_meta_log; /* metadata sets (jg_meta_log_count) covered by the last META block */
     char w_plugins[256];      /* jager.plugins as last written */
 
     /* coalescing */
@@ -85,5 +88,9 @@ JG_HIDDEN void jg_fs_put64(file_sink *fs, uint64_t v);
 JG_HIDDEN int jg_fs_write_tables(file_sink *fs, int force_types);
 JG_HIDDEN int jg_fs_write_stats(file_sink *fs);
 JG_HIDDEN int jg_fs_write_end(file_sink *fs);
+
+/* file_paths.c: exact call paths, and the collector's cost as metadata */
+JG_HIDDEN int jg_fs_write_paths(file_sink *fs);
+JG_HIDDEN int jg_fs_write_cost_meta(file_sink *fs);
 
 #endif /* JAGER_FILE_SINK_PRIV_H */

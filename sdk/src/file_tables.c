@@ -86,10 +86,16 @@ static int write_meta(file_sink *fs)
     if (fs->meta_written && gen == fs->w_meta_gen && !strncmp(plugins, fs->w_plugins, sizeof fs->w_plugins - 1))
         return 0;
     blk_begin(fs, JG_BLOCK_META);
-    uint32_t n = jg_meta_count();
-    for (uint32_t i = 0; i < n; i++) {
+    /* The first block: every entry. Later ones: only the entries set since this sink's last
+     * META block, from the registry's log of sets (a reader replaces values by key): a
+     * program setting K keys while recording wrote K^2/2 entries before. */
+    int complete = 0;
+    uint32_t logged = jg_meta_log_count(&complete);
+    int all = !fs->meta_written || !complete || fs->w_meta_log > logged; /* > : the registry was reset */
+    uint32_t n = all ? jg_meta_count() : logged;
+    for (uint32_t i = all ? 0 : fs->w_meta_log; i < n; i++) {
         const char *k = NULL, *v = NULL;
-        if (!jg_meta_at(i, &k, &v) || !k) continue; /* 1 on success */
+        if (!(all ? jg_meta_at(i, &k, &v) : jg_meta_log_at(i, &k, &v)) || !k) continue; /* 1 on success */
         put_str(fs, k);
         put_str(fs, v ? v : "");
         fs->blk_entries++;
@@ -112,6 +118,7 @@ static int write_meta(file_sink *fs)
     if (blk_emit(fs) != 0) return -1;
     fs->meta_written = 1;
     fs->w_meta_gen = gen;
+    fs->w_meta_log = logged;
     snprintf(fs->w_plugins, sizeof fs->w_plugins, "%s", plugins);
     return 0;
 }
@@ -137,7 +144,7 @@ static int write_types(file_sink *fs, int force)
             put_str(fs, d->name);
             for (uint32_t i = 0; d->fields && i < nf; i++) {
                 put16(fs, (uint16_t)d->fields[i].kind);
-                put16(fs, 0);
+                put16(fs, (uint16_t)d->fields[i].flags); /* JAGER_FIELD_FLAG_* (0 before plugin ABI 1.2) */
                 put_str(fs, d->fields[i].name);
             }
             fs->blk_entries++;
@@ -301,7 +308,8 @@ static void put_site_stat(file_sink *fs, const jager_site_stat *ss)
     jg_fs_put32(fs, JG_STATS_SITE_VALUES);
     jg_fs_put32(fs, nb);
     const uint64_t v[JG_STATS_SITE_VALUES] = {ss->calls, ss->total_ns, ss->min_ns, ss->max_ns, ss->bytes,
-                                              ss->errors, ss->p50_ns, ss->p90_ns, ss->p99_ns};
+                                              ss->errors, ss->p50_ns, ss->p90_ns, ss->p99_ns,
+                                              ss->thinned, ss->dropped};
     jg_fs_put_bytes(fs, v, sizeof v);
     for (uint32_t b = 0; b < JAGER_HIST_BUCKETS; b++) {
         if (!ss->hist[b]) continue;
@@ -319,13 +327,24 @@ static void stats_begin(file_sink *fs, int first, const jager_stat *st, int have
     fs->blk_len = fs->blk_count_at;
     jg_fs_put32(fs, first ? 1u : 0u);
     if (first && have_st) {
-        jg_fs_put32(fs, JG_STATS_CORE_VALUES);
-        const uint64_t v[JG_STATS_CORE_VALUES] = {
+        uint32_t nsinks = st->sinks < JG_STATS_SINKS_MAX ? st->sinks : JG_STATS_SINKS_MAX;
+        uint64_t v[JG_STATS_CORE_MAX] = {
             st->threads, st->events_emitted, st->events_recorded, st->events_dropped,
             st->dropped[0], st->dropped[1], st->dropped[2], st->dropped[3],
             st->dropped[4], st->dropped[5], st->dropped[6], st->dropped[7],
-            st->events_written, st->spans_total, st->span_cost_ns_x1000, st->ring_bytes};
-        jg_fs_put_bytes(fs, v, sizeof v);
+            st->events_written, st->spans_total, st->span_cost_ns_x1000, st->ring_bytes,
+            st->events_pending, st->drop_reports, st->spans_cross_thread, 0};
+        uint32_t n = JG_STATS_CORE_VALUES_1_1;
+        for (uint32_t i = 0; i < nsinks; i++) {
+            jager_sink_stat ks = {.struct_size = sizeof ks};
+            if (jager_sink_stats(i, &ks) != JAGER_OK) break;
+            v[n++] = ks.events_delivered;
+            v[n++] = ks.events_failed;
+            v[n++] = ks.batches_failed;
+            v[JG_STATS_CORE_VALUES_1_1 - 1] = i + 1u;
+        }
+        jg_fs_put32(fs, n);
+        jg_fs_put_bytes(fs, v, n * sizeof v[0]);
     } else {
         jg_fs_put32(fs, 0);
     }

@@ -5,6 +5,7 @@
  * constant pointers. Each entry is a thin adapter over the core's internal modules that
  * adds the checks a plugin boundary needs (NULL outputs, the plugin's own name prefix).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,28 +13,44 @@
 #include "plugin_handle.h"
 
 /* Event types of a plugin are named "<plugin>.<event>": the prefix keeps plugins from
- * colliding and lets tools group types by plugin. */
+ * colliding and lets tools group types by plugin. The rest of the name is checked by
+ * jg_type_register (snake_case, fields unique). */
 static jager_status host_register_type(jager_plugin_handle *self, const char *name, const jager_field_desc *fields,
                                        uint32_t nfields, uint16_t *type_out)
 {
-    const char *plugin = jg_plugin_handle_name(self);
+    char plugin[JG_PLUGIN_NAME_MAX + 1];
+    if (!jg_plugin_handle_name(self, plugin))
+        return jg_error(JAGER_E_STATE, "register_type: the plugin handle is not (or no longer) loaded");
     size_t n = strlen(plugin);
-    if (!self || !name || !type_out)
+    if (!name || !type_out)
         return jg_error(JAGER_E_INVALID, "plugin '%s': register_type: NULL argument", plugin);
-    if (strncmp(name, plugin, n) != 0 || name[n] != '.' || name[n + 1] == 0)
-        return jg_error(JAGER_E_INVALID, "plugin '%s': event type \"%.64s\" must be named \"%s.<event>\"", plugin, name,
-                        plugin);
-    return jg_type_register(name, fields, nfields, 0, type_out);
+    jager_status st;
+    if (strncmp(name, plugin, n) != 0 || name[n] != '.' || name[n + 1] == 0) {
+        char q[96];
+        st = jg_error(JAGER_E_INVALID, "plugin '%s': event type \"%s\" must be named \"%s.<event>\"", plugin,
+                      jg_quote(q, sizeof q, name), plugin);
+    } else {
+        st = jg_type_register(name, fields, nfields, 0, type_out);
+    }
+    /* A refused type is said, not only returned: a plugin that ignores the status would
+     * otherwise lose every event of it without a word. */
+    if (st != JAGER_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", jager_last_error());
+        jg_diag(plugin, JAGER_SEV_WARN, why);
+        jg_error(st, "%s", why);
+    }
+    return st;
 }
 
 /* JAGER_<PLUGIN>_<KEY>, upper-cased, '-' as '_'. Keys use the characters plugin names
  * use, so every key maps to a valid environment variable name. */
 static const char *host_config(jager_plugin_handle *self, const char *key)
 {
-    const char *plugin = jg_plugin_handle_name(self);
+    char plugin[JG_PLUGIN_NAME_MAX + 1];
     char var[6 + JG_PLUGIN_NAME_MAX + 1 + 64 + 1];
     size_t o = 0;
-    if (!self || !key || !*key || strlen(key) > 64) return NULL;
+    if (!jg_plugin_handle_name(self, plugin) || !key || !*key || strlen(key) > 64) return NULL;
     memcpy(var, "JAGER_", 6);
     o = 6;
     for (const char *p = plugin; *p; p++) var[o++] = *p == '-' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
@@ -49,12 +66,59 @@ static const char *host_config(jager_plugin_handle *self, const char *key)
     return getenv(var);
 }
 
+/* A stale handle's message still reaches stderr (it may explain a bug), never a recording
+ * that has ended. */
 static void host_log(jager_plugin_handle *self, jager_severity level, const char *message)
 {
+    char plugin[JG_PLUGIN_NAME_MAX + 1];
     if (level < JAGER_SEV_TRACE) level = JAGER_SEV_TRACE;
     if (level > 24) level = 24;
-    jg_diag(self ? jg_plugin_handle_name(self) : "plugin", level, message ? message : "");
+    if (!jg_plugin_handle_name(self, plugin)) {
+        static _Atomic(int) said; /* once per process: a stray thread may log in a loop */
+        if (!JG_CFG(quiet) && !atomic_exchange_explicit(&said, 1, memory_order_relaxed))
+            fprintf(stderr, "jager: plugin (unloaded): %.200s (a log through a handle of an unloaded plugin; "
+                            "later ones are dropped)\n", message ? message : "");
+        return;
+    }
+    jg_diag(plugin, level, message ? message : "");
 }
+
+static void host_set_error(jager_plugin_handle *self, const char *reason)
+{
+    char plugin[JG_PLUGIN_NAME_MAX + 1];
+    if (!jg_plugin_handle_name(self, plugin)) return;
+    jg_error(JAGER_E_PLUGIN, "%.200s", reason ? reason : "");
+}
+
+static const void *host_extension(jager_plugin_handle *self, const char *id)
+{
+    return jg_plugin_handle_extension(self, id);
+}
+
+static jager_counter host_counter_register(jager_plugin_handle *self, const char *name, const char *unit, uint32_t kind)
+{
+    char plugin[JG_PLUGIN_NAME_MAX + 1], full[JG_PLUGIN_NAME_MAX + 2 + 64];
+    if (!jg_plugin_handle_name(self, plugin)) {
+        jg_error(JAGER_E_STATE, "counter_register: the plugin handle is not (or no longer) loaded");
+        return 0;
+    }
+    if (!jg_name_is_snake(name, 63)) {
+        char q[96];
+        jg_error(JAGER_E_INVALID, "plugin '%s': counter name \"%s\" must be snake_case ([a-z][a-z0-9_]*, at most 63 bytes)",
+                 plugin, name ? jg_quote(q, sizeof q, name) : "(null)");
+        return 0;
+    }
+    snprintf(full, sizeof full, "%s.%s", plugin, name);
+    return jager_counter_register(full, unit, kind);
+}
+
+static jager_status host_timer_start(jager_plugin_handle *self, uint64_t interval_ns, jager_timer_fn fn, void *arg,
+                                     uint32_t *timer_out)
+{
+    return jg_plugin_timer_start(self, interval_ns, fn, arg, timer_out);
+}
+
+static jager_status host_timer_stop(jager_plugin_handle *self, uint32_t timer) { return jg_plugin_timer_stop(self, timer); }
 
 static jager_status host_register_sink(jager_plugin_handle *self, const jager_sink *sink)
 {
@@ -100,15 +164,15 @@ static jager_status host_stack_get(jager_stack_id id, const uint64_t **ips, uint
 }
 
 /* Read from the calling thread's own state, so no lock is needed: only this thread
- * writes its span stack. Spans nested deeper than JG_MAX_DEPTH are not on the stack. */
+ * writes its span stack. */
 static uint32_t host_open_sites(jager_site *out, uint32_t cap)
 {
     jg_tls *t = jg_tls_peek();
     /* A state not re-armed since the last jager_init() holds a finished run's stack. */
     if (!t || !out || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed)) return 0;
-    uint32_t depth = t->depth < JG_MAX_DEPTH ? t->depth : JG_MAX_DEPTH;
+    uint32_t depth = (uint32_t)(jg_stack_top(t) + 1); /* the spans on the stack */
     uint32_t n = depth < cap ? depth : cap;
-    for (uint32_t i = 0; i < n; i++) out[i] = t->stack_site[depth - 1 - i];
+    for (uint32_t i = 0; i < n; i++) out[i] = jg_stack_site(t, depth - 1 - i);
     return n;
 }
 
@@ -140,6 +204,16 @@ static const jager_host_api host_api = {
     .span_end = jager_span_end,
     .span_set_attrs = jager_span_set_attrs,
     .span_end_ns = jg_span_end_ns,
+    .emit_status = jg_emit_plugin_status,
+    .set_error = host_set_error,
+    .extension = host_extension,
+    .timer_start = host_timer_start,
+    .timer_stop = host_timer_stop,
+    .counter_register = host_counter_register,
+    .counter_add = jager_counter_add,
+    .counter_set = jager_counter_set,
+    .span_hook_add = jg_span_hook_add,
+    .span_hook_remove = jg_span_hook_remove,
 };
 
 const jager_host_api *jg_host_api(void) { return &host_api; }

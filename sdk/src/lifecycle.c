@@ -1,24 +1,33 @@
 /* jager_init / jager_shutdown: configuration, clock, metadata, the SDK's own cost, the
  * collector, the file sink and plugins — and zero-code mode when preloaded. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "plugin_handle.h"
+#include "supply_check.h"
 
 _Atomic(int) jg_enabled;
 int jager_active; /* the exported mirror of jg_enabled, for inline tests in the macros */
 
+_Atomic(uint32_t) jg_generation;
+_Atomic(uint32_t) jg_live_generation;
+
 static void set_enabled(int on)
 {
+    atomic_store_explicit(&jg_live_generation, on ? atomic_load_explicit(&jg_generation, memory_order_relaxed) : 0,
+                          memory_order_release);
     atomic_store_explicit(&jg_enabled, on, memory_order_release);
     __atomic_store_n(&jager_active, on, __ATOMIC_RELEASE);
 }
-_Atomic(uint32_t) jg_generation;
 static uint64_t jg_span_cost_x1000; /* measured cost of one span in ns × 1000 (at init) */
 
 /* The life lock: jager_init and jager_shutdown hold it for writing, jager_flush for reading,
@@ -36,16 +45,29 @@ static pthread_rwlock_t life_lock = PTHREAD_RWLOCK_INITIALIZER;
 static __thread int in_life __attribute__((tls_model("initial-exec")));
 static int initialized;
 static int clock_done;
+static int zero_code; /* started by the preload constructor: the file is claimed at the first event */
 static _Atomic(pid_t) owner_pid; /* the process that called jager_init: a forked child is not it */
+
+static _Atomic(int) life_busy; /* a thread is inside jager_init or jager_shutdown */
+/* What a forked child needs to start a recording of its own (fork section below): set at
+ * the end of a successful jager_init, cleared when jager_shutdown begins. */
+static _Atomic(int) fork_ready;
+static char own_path[PATH_MAX]; /* this recording's expanded output, "" for none */
+static void *own_file_sink;     /* its file sink's context (forgotten in a child) */
+static _Atomic(int) fork_child_recording; /* this process is a forked child that records */
 
 static void life_wrlock(void)
 {
     pthread_rwlock_wrlock(&life_lock);
     in_life = 1;
+    atomic_store_explicit(&life_busy, 1, memory_order_relaxed);
 }
+
+int jg_life_held(void) { return in_life; }
 
 static void life_unlock(void)
 {
+    atomic_store_explicit(&life_busy, 0, memory_order_relaxed);
     in_life = 0;
     pthread_rwlock_unlock(&life_lock);
 }
@@ -161,6 +183,11 @@ static void collect_metadata(void)
     jg_meta_set("jager.ring_mode", JG_CFG(ring_mode) == JAGER_RING_OVERWRITE ? "overwrite" : "discard");
     if (jg_cfg.c.filter) jg_meta_set("jager.filter", jg_cfg.c.filter);
     meta_u64("cpu.count", (uint64_t)sysconf(_SC_NPROCESSORS_ONLN));
+    int job_size = -1, rank = jg_launch_rank(&job_size);
+    if (rank >= 0) { /* the launcher's rank, before MPI_Init: the tools order a job's files by it */
+        meta_u64("process.rank", (uint64_t)rank);
+        if (job_size > 0) meta_u64("process.job_size", (uint64_t)job_size);
+    }
     meta_git();
 }
 
@@ -187,6 +214,7 @@ static void measure_span_cost(void)
     if (t->ring) {
         atomic_store_explicit(&t->ring->emitted, 0, memory_order_relaxed);
         atomic_store_explicit(&t->ring->dropped_full, 0, memory_order_relaxed);
+        t->ring->drop_left = 0; /* its tail moved under it: let the next span look again */
     }
     jg_site_agg *a = jg_tls_site_agg(t, site);
     if (a) {
@@ -196,35 +224,184 @@ static void measure_span_cost(void)
         atomic_store_explicit(&a->max_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&a->sampled_at, 0, memory_order_relaxed);
         for (int b = 0; b < JAGER_HIST_BUCKETS; b++) atomic_store_explicit(&a->hist[b], 0, memory_order_relaxed);
+        atomic_store_explicit(&a->thinned, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->dropped, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->auto_state, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->hot_until, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&t->spans_ended, 0, memory_order_relaxed);
+    jg_paths_rearm(t); /* and its call path */
     t->next_span = 0;
     char b[32];
     snprintf(b, sizeof b, "%.3f", (double)jg_span_cost_x1000 / 1000.0);
     jg_meta_set("jager.span_cost_ns", b);
 }
 
-/* "%p" in the output path becomes the pid, so preloaded children do not share one file. */
-static void expand_output(char *out, size_t size, const char *pattern)
+/* ---- fork() without exec ----
+ * A forked child has the parent's rings, sinks and plugins but none of its other threads
+ * (no collector), and locks that a thread gone in the child may have held. It never
+ * touches what it inherited: the parent's sinks and plugins are forgotten without a call
+ * (the file sink's stdio buffer discarded, its descriptor closed), every lock is made anew.
+ * Then, when JAGER_OUTPUT names the pid (%p, or %r outside a rank: the child's path is not
+ * the parent's), the child starts a recording of its own: new rings (the parent's events
+ * are not the child's), a new collector thread, its own file claimed at its first event
+ * (a child that records nothing, or execs, leaves none), the configuration and the sites
+ * of the parent. Otherwise it records nothing and its jager_shutdown(), exit handler and
+ * signal handler are no-ops (they compare getpid() with owner_pid).
+ *
+ * The registry's, the stack table's and the threads' locks are taken by the prepare
+ * handler, so the child's copies of those tables are whole; try-locks, given up after
+ * 500 ms (a fork never deadlocks on them, and waits only while a thread holds one — an
+ * instant, unless that thread is descheduled on a loaded machine): a child forked without
+ * them records nothing and says so. */
+static int fork_locks_held;  /* the prepare handler holds the three locks (forking thread) */
+static pid_t fork_parent;    /* the recording process that forked, seen in the child */
+
+static void fork_prepare(void)
 {
-    size_t o = 0;
-    for (const char *p = pattern; *p && o + 1 < size; p++) {
-        if (p[0] == '%' && p[1] == 'p') {
-            o += (size_t)snprintf(out + o, size - o, "%d", (int)getpid());
-            if (o >= size) o = size - 1;
-            p++;
-        } else {
-            out[o++] = *p;
+    fork_locks_held = 0;
+    fork_parent = 0;
+    pid_t me = getpid();
+    if (!owner_pid || owner_pid != me) return;
+    fork_parent = me;
+    /* Forking from inside the recorder (a plugin's callback, init, shutdown): this thread
+     * may hold the locks itself. None is taken; the child records nothing. */
+    if (in_life || jg_plugins_in_callback()) return;
+    struct timespec pause = {0, 50000};
+    uint64_t give_up = jg_clock_gettime_ns() + 500000000u; /* 500 ms, whatever the sleeps take */
+    for (int i = 0; i == 0 || jg_clock_gettime_ns() < give_up; i++) {
+        if (jg_stacks_fork_trylock()) {
+            if (jg_registry_fork_trylock()) {
+                if (jg_threads_fork_trylock()) {
+                    fork_locks_held = 1;
+                    return;
+                }
+                jg_registry_fork_unlock();
+            }
+            jg_stacks_fork_unlock();
         }
+        nanosleep(&pause, NULL);
     }
-    out[o] = 0;
 }
 
-/* A forked child has the parent's rings and sinks but no collector thread (and maybe a lock
- * held by a thread that does not exist there): it stops recording, and never touches what
- * it inherited — its jager_shutdown(), exit handler and signal handler are no-ops (they
- * compare getpid() with owner_pid), so the parent's file stays the parent's. */
-static void after_fork_in_child(void) { set_enabled(0); }
+static void fork_parent_done(void)
+{
+    if (!fork_locks_held) return;
+    jg_threads_fork_unlock();
+    jg_registry_fork_unlock();
+    jg_stacks_fork_unlock();
+    fork_locks_held = 0;
+}
+
+/* In the child: start its own recording (see above). 0 when it does. */
+static int fork_child_start(int whole, const char **why)
+{
+    char path[PATH_MAX];
+    const char *env_out = getenv("JAGER_OUTPUT");
+    const char *out = jg_cfg.c.output;
+    if (!out || !*out || !own_path[0]) return *why = NULL, -1;
+    jg_launch_output_path(path, sizeof path, out, env_out && !strcmp(env_out, out));
+    if (!strcmp(path, own_path)) return *why = NULL, -1; /* no %p: the parent's file */
+    if (!whole) return *why = "it was forked while another thread was starting or stopping the recording", -1;
+    if (!fork_locks_held)
+        return *why = in_life || jg_plugins_in_callback() ? "it was forked from inside the recorder (a plugin's callback)"
+                                                          : "it forked while another thread held the recorder's tables",
+               -1;
+    jg_threads_fork_child(1);
+    atomic_fetch_add_explicit(&jg_generation, 1, memory_order_release);
+    jg_plugin_events_reset();
+    collect_metadata();
+    char b[32];
+    snprintf(b, sizeof b, "%d", (int)fork_parent);
+    jg_meta_set("process.parent_pid", b);
+    if (jg_meta_get("jager.plugins")) jg_meta_set("jager.plugins", ""); /* the parent's: not started here */
+    if (jg_meta_get("process.rank")) jg_meta_set("process.rank", ""); /* a rank's worker is not the rank */
+    jager_sink fs;
+    if (jg_file_sink_create(path, 1, &fs) != JAGER_OK || jg_sink_add_self_reporting(&fs) != JAGER_OK)
+        return *why = "its file sink could not be made", -1;
+    jg_meta_set("jager.output", path);
+    if (jg_collector_start() != JAGER_OK) {
+        jg_collector_fork_child(); /* the sink, never opened, is forgotten */
+        return *why = "its collector thread could not start", -1;
+    }
+    jg_retired_reset();
+    snprintf(own_path, sizeof own_path, "%s", path);
+    own_file_sink = fs.ctx;
+    owner_pid = getpid();
+    atomic_store_explicit(&fork_child_recording, 1, memory_order_relaxed);
+    set_enabled(1);
+    return 0;
+}
+
+static void after_fork_in_child(void)
+{
+    set_enabled(0);
+    atomic_store_explicit(&fork_child_recording, 0, memory_order_relaxed);
+    /* The three locks: released when the prepare handler took them (this thread holds the
+     * copies, and the tables behind them are whole), else made anew (a thread gone here
+     * may hold them). */
+    if (fork_locks_held) {
+        jg_threads_fork_unlock();
+        jg_registry_fork_unlock();
+        jg_stacks_fork_unlock();
+    } else {
+        jg_threads_fork_child(0);
+        jg_registry_fork_child();
+        jg_stacks_fork_child();
+    }
+    if (!fork_parent) return; /* nothing recorded here when it forked */
+    static const pthread_rwlock_t rw0 =
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+        PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
+        PTHREAD_RWLOCK_INITIALIZER;
+#endif
+    /* Another thread inside init or shutdown: the recorder is half made or half undone. */
+    int whole = initialized && atomic_load_explicit(&fork_ready, memory_order_relaxed) &&
+                !atomic_load_explicit(&life_busy, memory_order_relaxed);
+    life_lock = rw0;
+    static void *volatile parent_file_sink; /* forgotten, kept reachable (a leak checker in the child) */
+    if (own_file_sink) jg_file_sink_forget(own_file_sink);
+    parent_file_sink = own_file_sink;
+    (void)parent_file_sink; /* a volatile store: kept */
+    own_file_sink = NULL;
+    jg_collector_fork_child();
+    jg_plugins_fork_child();
+    const char *why = NULL;
+    int started = initialized && fork_child_start(whole, &why) == 0;
+    if (!started && why && !JG_CFG(quiet))
+        fprintf(stderr, "jager: process %d, forked by %d, records nothing: %s\n", (int)getpid(), (int)fork_parent, why);
+    fork_locks_held = 0;
+    fork_parent = 0;
+}
+
+/* A forked child that records and leaves with _exit() (as worker pools do, to run none of
+ * the parent's exit handlers) ends its recording first: _exit runs no handler of ours. Only
+ * there — the program's own process, and a vfork() child sharing its memory, go straight
+ * on — and not from inside the recorder (a callback, init or shutdown). Straight on is the
+ * _exit that calls would reach without us (libc's, or a sanitizer's in front of it), found
+ * once at load: never looked up in _exit, where a vfork() child must not take the loader's
+ * locks. */
+static void (*real_exit)(int);
+__attribute__((constructor)) static void find_real_exit(void)
+{
+    void *f = dlsym(RTLD_NEXT, "_exit");
+    memcpy(&real_exit, &f, sizeof f);
+}
+
+__attribute__((noreturn)) static void exit_now(int status)
+{
+    if (atomic_load_explicit(&fork_child_recording, memory_order_relaxed) && getpid() == owner_pid && !in_life &&
+        !jg_plugins_in_callback())
+        jager_shutdown();
+    if (real_exit) real_exit(status); /* libc's (or a sanitizer's in front of it) */
+    for (;;) {
+        syscall(SYS_exit_group, status);
+        syscall(SYS_exit, status);
+    }
+}
+__attribute__((visibility("default"), noreturn)) void _exit(int status) { exit_now(status); }
+__attribute__((visibility("default"), noreturn)) void _Exit(int status) { exit_now(status); }
 
 /* ---- the end of the process: exit(), quick_exit(), return from main, SIGINT, SIGTERM ---- */
 static void at_exit_finish(void)
@@ -302,7 +479,7 @@ static void install_signal_handlers(void)
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 static void install_process_hooks(void)
 {
-    pthread_atfork(NULL, NULL, after_fork_in_child);
+    pthread_atfork(fork_prepare, fork_parent_done, after_fork_in_child);
     atexit(at_exit_finish);
 #if defined(__GLIBC__) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__APPLE__))
     at_quick_exit(at_exit_finish);
@@ -311,6 +488,10 @@ static void install_process_hooks(void)
 
 jager_status jager_init(const jager_config *cfg)
 {
+    /* From a plugin callback (this thread holds the life lock, or is the collector or a
+     * timer thread that shutdown waits for): refused, not a deadlock. */
+    if (in_life || jg_plugins_in_callback())
+        return jg_error(JAGER_E_STATE, "jager_init: called from a plugin callback (or from inside jager_init/jager_shutdown)");
     pthread_once(&process_once, install_process_hooks);
     jager_status st;
     life_wrlock();
@@ -337,12 +518,14 @@ jager_status jager_init(const jager_config *cfg)
         goto out;
     }
     if ((st = jg_config_copy(&c)) != JAGER_OK) goto out;
+    if ((st = jg_supply_check_init(jg_cfg.c.quiet)) != JAGER_OK) goto out; /* JAGER_LOCK, strict: before recording */
     if (!clock_done) { /* once per process: threads may read the clock at any time */
         jg_clock_calibrate(0);
         clock_done = 1;
     }
     jg_types_register_core();
     jg_sites_apply_filter(jg_cfg.c.filter);
+    atomic_store_explicit(&jg_run_start_ns, jg_now_ns(), memory_order_relaxed); /* before any span of this run can begin */
     atomic_fetch_add_explicit(&jg_generation, 1, memory_order_release);
     collect_metadata();
 
@@ -350,15 +533,21 @@ jager_status jager_init(const jager_config *cfg)
     measure_span_cost();
     set_enabled(0);
 
+    own_path[0] = 0;
+    own_file_sink = NULL;
+    jg_collector_sinks_new_run();
     if (jg_cfg.c.output && *jg_cfg.c.output) {
         char path[PATH_MAX];
-        expand_output(path, sizeof path, jg_cfg.c.output);
+        const char *env_out = getenv("JAGER_OUTPUT");
+        jg_launch_output_path(path, sizeof path, jg_cfg.c.output, env_out && !strcmp(env_out, jg_cfg.c.output));
         jager_sink fs;
-        if ((st = jg_file_sink_create(path, &fs)) != JAGER_OK || (st = jg_sink_add_self_reporting(&fs)) != JAGER_OK) {
+        if ((st = jg_file_sink_create(path, zero_code, &fs)) != JAGER_OK || (st = jg_sink_add_self_reporting(&fs)) != JAGER_OK) {
             if (!JG_CFG(quiet)) fprintf(stderr, "jager: %s\n", jager_last_error());
             goto out;
         }
         jg_meta_set("jager.output", path);
+        snprintf(own_path, sizeof own_path, "%s", path);
+        own_file_sink = fs.ctx;
     }
     if ((st = jg_collector_start()) != JAGER_OK) goto out;
     jg_retired_reset();
@@ -371,6 +560,8 @@ jager_status jager_init(const jager_config *cfg)
         jg_meta_set("jager.plugins", jg_plugins_loaded_names());
         jg_plugins_start();
     }
+    jg_supply_check_start(); /* JAGER_LOCK, not strict: a background thread */
+    atomic_store_explicit(&fork_ready, 1, memory_order_relaxed);
     st = JAGER_OK;
 out:
     life_unlock();
@@ -385,16 +576,25 @@ void jager_shutdown(void)
         initialized = 0;
         return;
     }
+    if (in_life || jg_plugins_in_callback()) {
+        jg_error(JAGER_E_STATE, "jager_shutdown: called from a plugin callback (or from inside jager_init/jager_shutdown)");
+        return;
+    }
     life_wrlock();
     if (!initialized) {
         life_unlock();
         return;
     }
+    atomic_store_explicit(&fork_ready, 0, memory_order_relaxed);
+    jg_supply_check_finish(); /* JAGER_LOCK: its events land while recording is still on */
     jg_plugins_stop();   /* plugins emit their summaries while recording is still on */
     set_enabled(0);
     jg_collector_stop(); /* final drain, statistics, sinks closed */
     jg_plugins_unload();
     jg_registry_reset_meta();
+    own_path[0] = 0;
+    own_file_sink = NULL; /* closed with its sink */
+    atomic_store_explicit(&fork_child_recording, 0, memory_order_relaxed);
     initialized = 0;
     life_unlock();
 }
@@ -402,7 +602,9 @@ void jager_shutdown(void)
 jager_status jager_flush(void)
 {
     if (owner_pid && getpid() != owner_pid) return jg_error(JAGER_E_STATE, "jager_flush: a forked child does not record");
-    int lock = !in_life;
+    /* A plugin call made for a thread inside jager_init/jager_shutdown (plugin_call.c)
+     * acts for it: the lock is held already, by the thread waiting for this one. */
+    int lock = !in_life && !(jg_call_proxy() & JG_PROXY_LIFE);
     if (lock) pthread_rwlock_rdlock(&life_lock);
     jager_status st = atomic_load_explicit(&jg_enabled, memory_order_acquire)
                           ? jg_collector_flush()
@@ -416,7 +618,7 @@ jager_status jager_flush(void)
  * site's exact aggregate on its thread (or, when that aggregate could not be allocated, one
  * in the thread's spans_ended), and exited threads fold both into the retired totals. */
 typedef struct stat_sum {
-    uint64_t no_ring, spans;
+    uint64_t no_ring, spans, cross_thread;
 } stat_sum;
 
 static void add_chunk_calls(jager_site first, jg_site_agg *c, void *arg)
@@ -435,17 +637,23 @@ static uint64_t agg_dir_calls(_Atomic(jg_agg_mid *) *dir)
 static void sum_thread(jg_tls *t, void *arg)
 {
     stat_sum *s = arg;
+    s->cross_thread += atomic_load_explicit(&t->cross_thread, memory_order_relaxed);
     s->no_ring += atomic_load_explicit(&t->no_ring_drops, memory_order_relaxed);
     s->spans += atomic_load_explicit(&t->spans_ended, memory_order_relaxed) + agg_dir_calls(t->agg_dir);
 }
 
 jager_status jager_stats(jager_stat *out)
 {
-    if (!out || out->struct_size < sizeof(jager_stat))
+    /* A 1.0 caller's struct ends after ring_bytes: filled up to its own size. */
+    if (!out || out->struct_size < offsetof(jager_stat, events_pending))
         return jg_error(JAGER_E_INVALID, "jager_stats: out is NULL or struct_size too small");
-    uint32_t size = out->struct_size;
-    memset(out, 0, sizeof *out);
-    out->struct_size = size;
+    jager_stat v;
+    memset(&v, 0, sizeof v);
+    v.struct_size = out->struct_size;
+    /* What left the rings first: recorded only grows past it (the sums below are read
+     * later), so pending never comes out negative from the order of the reads. */
+    jg_collector_acct acct;
+    jg_collector_accounting(&acct);
     jg_retired_counts rc;
     jg_retired_counts_get(&rc);
     uint64_t emitted = rc.emitted, full = rc.dropped_full, large = rc.dropped_large, over = rc.overwritten;
@@ -456,47 +664,63 @@ jager_status jager_stats(jager_stat *out)
         jg_site_agg *a = jg_retired_agg(site);
         if (a) retired_calls += atomic_load_explicit(&a->calls, memory_order_relaxed);
     }
+    uint64_t recorded = rc.emitted - rc.dropped_full - rc.dropped_large - rc.overwritten;
     for (jg_ring *r = jg_rings_head(); r; r = r->next) {
-        emitted += atomic_load_explicit(&r->emitted, memory_order_relaxed);
-        full += atomic_load_explicit(&r->dropped_full, memory_order_relaxed);
-        large += atomic_load_explicit(&r->dropped_large, memory_order_relaxed);
-        over += atomic_load_explicit(&r->overwritten, memory_order_relaxed);
+        /* A live producer counts an event in emitted before any drop counter: the drops
+         * read first, emitted after, so a ring's recorded never comes out negative. */
+        uint64_t f = atomic_load_explicit(&r->dropped_full, memory_order_acquire);
+        uint64_t l = atomic_load_explicit(&r->dropped_large, memory_order_acquire);
+        uint64_t o = atomic_load_explicit(&r->overwritten, memory_order_acquire);
+        uint64_t e = atomic_load_explicit(&r->emitted, memory_order_acquire);
+        if (e < f + l + o) e = f + l + o;
+        emitted += e;
+        full += f;
+        large += l;
+        over += o;
+        recorded += e - f - l - o;
     }
     jg_rings_unlock();
-    stat_sum s = {rc.no_ring, rc.spans + retired_calls};
+    stat_sum s = {rc.no_ring, rc.spans + retired_calls, rc.cross_thread};
     jg_tls_foreach(sum_thread, &s);
-    out->threads = jg_thread_count() ? jg_thread_count() - 1 : 0;
-    out->events_emitted = emitted + s.no_ring;
-    out->events_recorded = emitted - full - large;
-    out->dropped[JAGER_DROP_RING_FULL] = full;
-    out->dropped[JAGER_DROP_TOO_LARGE] = large;
-    out->dropped[JAGER_DROP_OVERWRITTEN] = over;
-    out->dropped[JAGER_DROP_NO_RING] = s.no_ring;
-    out->dropped[JAGER_DROP_SINK] = jg_collector_sink_drops();
-    for (int i = 0; i < JAGER_DROP_REASONS; i++) out->events_dropped += out->dropped[i];
-    out->events_written = jg_collector_written();
-    out->spans_total = s.spans;
-    out->span_cost_ns_x1000 = jg_span_cost_x1000;
-    out->ring_bytes = JG_CFG(ring_bytes);
+    v.threads = jg_thread_count() ? jg_thread_count() - 1 : 0;
+    v.events_emitted = emitted + s.no_ring;
+    /* An overwritten event entered its ring but was evicted before the collector drained
+     * it: dropped (OVERWRITTEN), not recorded. */
+    v.events_recorded = recorded;
+    v.dropped[JAGER_DROP_RING_FULL] = full;
+    v.dropped[JAGER_DROP_TOO_LARGE] = large;
+    v.dropped[JAGER_DROP_OVERWRITTEN] = over;
+    v.dropped[JAGER_DROP_NO_RING] = s.no_ring;
+    v.dropped[JAGER_DROP_SINK] = acct.sink_drops;
+    jg_plugin_events_drops(&v.dropped[JAGER_DROP_BAD_EMIT], &v.dropped[JAGER_DROP_AFTER_STOP]);
+    v.events_emitted += v.dropped[JAGER_DROP_BAD_EMIT] + v.dropped[JAGER_DROP_AFTER_STOP];
+    for (int i = 0; i < JAGER_DROP_REASONS; i++) v.events_dropped += v.dropped[i];
+    v.events_written = acct.written;
+    v.spans_total = s.spans;
+    v.span_cost_ns_x1000 = jg_span_cost_x1000;
+    v.ring_bytes = JG_CFG(ring_bytes);
+    v.events_pending = v.events_recorded > acct.drained ? v.events_recorded - acct.drained : 0;
+    v.drop_reports = acct.drop_reports;
+    v.spans_cross_thread = s.cross_thread;
+    v.sinks = jg_collector_sink_count();
+    memcpy(out, &v, out->struct_size < sizeof v ? out->struct_size : sizeof v);
     return JAGER_OK;
 }
 
 /* ---- zero-code mode ----
  * `LD_PRELOAD=libjager.so JAGER_PLUGINS=gc julia app.jl`: start from the environment when
- * preloaded, stop at exit. Children inherit LD_PRELOAD: unless JAGER_OUTPUT names one file
- * per process ("%p"), only the first process of a tree starts, so a child never overwrites
- * its parent's file. */
+ * preloaded, stop at exit. Children inherit LD_PRELOAD, so which process records is decided
+ * by what it is (launch.c, docs/configuration.md): a launcher (`timeout`, a shell,
+ * `mpiexec`, …) never starts; any other process starts, but claims its file only with its
+ * first event, so a wrapper with no events of its own leaves the recording to the program
+ * it runs; ranks get one file each; and a file another process of the run holds or wrote is
+ * never overwritten (the later process says so once). An exec'd image starts afresh. */
 __attribute__((constructor)) static void jg_preload_autostart(void)
 {
     const char *pre = getenv("LD_PRELOAD");
     if (!pre || !strstr(pre, "libjager")) return;
-    const char *started = getenv("JAGER_AUTOSTARTED");
-    const char *out = getenv("JAGER_OUTPUT");
-    char pid[32];
-    snprintf(pid, sizeof pid, "%d", (int)getpid());
-    /* Our own pid means a wrapper (a shell script) exec'd the real program: start again,
-     * the wrapper's recording ended with its image. */
-    if (started && *started && strcmp(started, pid) != 0 && !(out && strstr(out, "%p"))) return;
-    setenv("JAGER_AUTOSTARTED", pid, 1);
+    jg_launch_mark_tree(); /* launchers too: the tree begins with its first process */
+    if (jg_launch_is_launcher(NULL)) return;
+    zero_code = 1;
     jager_init(NULL); /* which registers the exit handler */
 }

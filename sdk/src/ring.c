@@ -23,6 +23,7 @@ jg_ring *jg_ring_new(uint64_t bytes, uint32_t mode, uint32_t thread)
     r->mask = bytes - 1;
     r->mode = mode;
     r->thread = thread;
+    r->woke_round = UINT64_MAX; /* never woken: the first crossing of the watermark wakes */
     return r;
 }
 
@@ -33,23 +34,38 @@ void jg_ring_free(jg_ring *r)
     free(r);
 }
 
+void jg_ring_wake(jg_ring *r)
+{
+    (void)r;
+    jg_collector_wake();
+}
+
 static inline uint32_t rec_bytes(const uint8_t *p)
 {
     const jager_record *h = (const jager_record *)p;
     return (h->type == JAGER_EV_PAD && h->words == 0) ? h->aux : (uint32_t)h->words * 8u;
 }
 
-/* Overwrite mode: evict whole records from the tail until `need` more bytes fit. */
+/* Overwrite mode: evict whole records from the tail until `need` more bytes fit. An
+ * evicted span also counts as dropped in its site's aggregate on this (the producer's)
+ * thread, so calls == recorded + thinned + dropped holds per site in this mode too. */
 int jg_ring_evict(jg_ring *r, uint64_t pos, uint64_t need)
 {
     uint64_t cap = r->mask + 1;
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     while (pos + need - t > cap) {
+        const jager_record *h = (const jager_record *)(r->buf + (t & r->mask));
         uint32_t sz = rec_bytes(r->buf + (t & r->mask));
-        int is_pad = ((const jager_record *)(r->buf + (t & r->mask)))->type == JAGER_EV_PAD;
+        uint16_t type = h->type;
+        uint32_t aux = h->aux;
         if (sz == 0 || sz > cap) return -1; /* cannot happen with our own records */
         if (atomic_compare_exchange_weak_explicit(&r->tail, &t, t + sz, memory_order_acq_rel, memory_order_acquire)) {
-            if (!is_pad) jg_bump(&r->overwritten, 1);
+            if (type != JAGER_EV_PAD) jg_bump(&r->overwritten, 1);
+            if (type == JAGER_EV_SPAN || type == JG_EV_SPAN_TSC) {
+                jg_tls *me = jg_tls_ptr;
+                jg_site_agg *a = me && me->ring == r ? jg_agg_find(me->agg_dir, (jager_site)aux) : NULL;
+                if (a) jg_bump(&a->dropped, 1);
+            }
             t += sz;
         }
     }
@@ -84,6 +100,8 @@ size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *event
      * h - tail <= capacity, and tail only grows, so the tail read afterwards is within one
      * capacity of h. (Read the other way round, an eviction in between could make the
      * range longer than the ring.) A tail past h means everything up to h was evicted. */
+    /* A new round: the producer may wake us again at its next crossing of the watermark. */
+    jg_bump(&r->drain_rounds, 1);
     uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (t >= h) return 0;
@@ -107,6 +125,14 @@ size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *event
         if (sz == 0 || rd + sz > end) break; /* defensive: never trust a length blindly */
         if (rec->type != JAGER_EV_PAD) {
             if (wr != rd) memmove(buf + wr, buf + rd, sz);
+#if defined(__x86_64__)
+            jager_rec_span *sp = (jager_rec_span *)(void *)(buf + wr);
+            if (sp->h.type == JG_EV_SPAN_TSC && sz == sizeof *sp) { /* the span fast path's: start to ns here */
+                sp->h.type = JAGER_EV_SPAN;
+                sp->start_ns = jg_tsc_to_ns(sp->start_ns);
+                sp->end_ns += sp->start_ns;
+            }
+#endif
             wr += sz;
             ev++;
         }

@@ -19,6 +19,25 @@
  *   Every record offered counts in `emitted`, every refusal in exactly one drop counter,
  *   with single-writer relaxed stores (jg_bump) that other threads read race-free.
  *
+ * Dropping costs no more than recording: a reserve that finds the ring full (by the
+ * re-read tail) sets drop_left, and the span fast path then drops the next drop_left
+ * spans with counter bumps on the producer's own line (emitted, dropped_full, the site's
+ * dropped), without calling out and without reading the shared tail; the general reserve
+ * looks at tail again only when drop_left runs out (JG_RING_DROP_RECHECK spans later).
+ *
+ * The watermark: fit_end is also capped at tail_cache + capacity/2 while the collector
+ * has not been woken for this ring since its last drain, so the first record past the
+ * half-full mark takes the general reserve, which re-reads tail and, when the ring is
+ * still at least half full, wakes the collector (jg_ring_wake: one sem_post, which is a
+ * syscall only when the collector sleeps). It wakes again only after the collector has
+ * drained the ring once more (drain_rounds moved), so at most once per collector round,
+ * which takes at least the half ring it was woken for: at most once per half ring, and
+ * nothing at all on the fast path. Until it sees that drain, fit_end is capped 1/16 ring
+ * ahead, so the producer notices it soon and re-arms: with a collector that keeps up, no
+ * more than half a ring plus 1/16 waits undrained once the producer pauses. Overwrite
+ * mode (a flight recorder, drained on the period and on flush) has no watermark: it keeps
+ * the newest records rather than more of them.
+ *
  * The span fast path (span.c) skips step 1's checks: fit_end is a position up to which a
  * record needs no pad and no eviction — min(tail_cache + capacity, end of head's lap) —
  * refreshed by every general reserve (jg_ring_reserve). It only lags (tail only grows,
@@ -66,12 +85,15 @@ typedef struct jg_ring {
     _Atomic(uint64_t) dropped_full;  /* JAGER_DROP_RING_FULL */
     _Atomic(uint64_t) dropped_large; /* JAGER_DROP_TOO_LARGE */
     _Atomic(uint64_t) overwritten;   /* JAGER_DROP_OVERWRITTEN */
-    char pad0[64];
+    uint64_t woke_round;             /* drain_rounds when the producer last woke the collector */
+    uint32_t drop_left;              /* spans the fast path still drops without a look at tail */
+    char pad0[60];
     /* shared */
     _Atomic(uint64_t) head;          /* published by the producer (release) */
     char pad1[56];
     _Atomic(uint64_t) tail;          /* advanced by the collector (and producer on overwrite) */
-    char pad2[56];
+    _Atomic(uint64_t) drain_rounds;  /* drains of this ring so far (collector-written) */
+    char pad2[48];
     /* collector-owned */
     uint64_t reported_drops[JAGER_DROP_REASONS]; /* what drop records already said */
     _Atomic(int) orphaned;           /* the thread is done with it: drain, then free */
@@ -86,6 +108,18 @@ JG_HIDDEN int jg_ring_evict(jg_ring *r, uint64_t pos, uint64_t need);
 /** Copy whole records (pads removed) into \p out (grown as needed, caller frees);
  *  returns the bytes and sets *events. [collector only] */
 JG_HIDDEN size_t jg_ring_drain(jg_ring *r, uint8_t **out, size_t *out_cap, uint64_t *events);
+/** The ring passed its watermark: wake the collector (one sem_post). [producer][cold] */
+JG_HIDDEN void jg_ring_wake(jg_ring *r);
+
+/** A record type that only rings hold: the span fast path's record (jager_rec_span's
+ *  layout) with start_ns a raw TSC stamp and end_ns the duration in ns, so the producer
+ *  converts only the duration; jg_ring_drain makes it a JAGER_EV_SPAN (start to ns on the
+ *  same clock, end = start + duration) before any sink sees it. Below
+ *  JAGER_EV_FIRST_PLUGIN, unused by the core's public types. */
+#define JG_EV_SPAN_TSC 255u
+
+/** Spans the fast path drops after a full ring before the general reserve re-reads tail. */
+#define JG_RING_DROP_RECHECK 64u
 
 /** Single-writer counter bump: no lock prefix, but atomic so other threads read it race-free. */
 static inline void jg_bump(_Atomic(uint64_t) *c, uint64_t by)
@@ -123,6 +157,7 @@ static inline void *jg_ring_reserve(jg_ring *r, uint32_t bytes)
         if (pos + need - r->tail_cache > cap &&
             (r->mode != JAGER_RING_OVERWRITE || jg_ring_evict(r, pos, need))) {
             jg_bump(&r->dropped_full, 1);
+            r->drop_left = JG_RING_DROP_RECHECK;
             goto refit;
         }
     }
@@ -138,8 +173,26 @@ refit:;
     /* tail_cache is fresh whenever free space looked short by it (tail only grows); the
      * lap that head will be in after this record ends at (head | mask) + 1. */
     uint64_t head = slot ? r->head_local + bytes : r->head_local;
+    if (slot) r->drop_left = 0;
+    uint64_t half = cap / 2, wake_end = UINT64_MAX;
+    if (r->mode != JAGER_RING_OVERWRITE) {
+        uint64_t rounds = atomic_load_explicit(&r->drain_rounds, memory_order_relaxed);
+        wake_end = head + cap / 16; /* woken and not drained yet: look again 1/16 ring on */
+        if (rounds != r->woke_round) {
+            /* Not woken since the last drain: past the watermark (by a fresh tail), wake
+             * it; else come back here when head crosses it. */
+            if (head - r->tail_cache >= half) r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
+            if (head - r->tail_cache >= half) {
+                r->woke_round = rounds;
+                jg_ring_wake(r);
+            } else {
+                wake_end = r->tail_cache + half;
+            }
+        }
+    }
     uint64_t by_tail = r->tail_cache + cap, lap_end = (head | r->mask) + 1;
-    r->fit_end = by_tail < lap_end ? by_tail : lap_end;
+    uint64_t fit = by_tail < lap_end ? by_tail : lap_end;
+    r->fit_end = fit < wake_end ? fit : wake_end;
     return slot;
 }
 
@@ -153,6 +206,18 @@ static inline uint8_t *jg_ring_fast_claim(jg_ring *r, uint64_t pos)
 {
     jg_bump(&r->emitted, 1);
     return r->buf + (pos & r->mask);
+}
+
+/** The fast path found no room: when the last reserve found the ring full, drop this
+ *  span here (counted emitted and dropped_full) and return 1; 0 means take
+ *  jg_ring_reserve(). Touches only the producer's own line. [producer][hot-path] */
+static inline int jg_ring_fast_drop(jg_ring *r)
+{
+    if (JG_LIKELY(r->drop_left == 0)) return 0;
+    r->drop_left--;
+    jg_bump(&r->emitted, 1);
+    jg_bump(&r->dropped_full, 1);
+    return 1;
 }
 
 /** The owning thread is done with \p r: the collector drains it once more, then frees it. [producer] */

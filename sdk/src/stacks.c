@@ -185,3 +185,12 @@ void jg_symbols_resolve_native(void)
     }
     pthread_mutex_unlock(&stack_lock);
 }
+
+/* ---- fork ---- */
+int jg_stacks_fork_trylock(void) { return pthread_mutex_trylock(&stack_lock) == 0; }
+void jg_stacks_fork_unlock(void) { pthread_mutex_unlock(&stack_lock); }
+void jg_stacks_fork_child(void)
+{
+    static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+    stack_lock = m0;
+}

@@ -1,6 +1,8 @@
 /* The calling thread's state: one initial-exec TLS pointer (the only TLS the hot path
  * touches), a ring created on the thread's first event, site aggregates, and the exit hook
  * that hands the ring to the collector and folds the aggregates into the retired totals. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -120,6 +122,10 @@ static void chunk_zero(jager_site first, jg_site_agg *c, void *arg)
         atomic_store_explicit(&a->errors, 0, memory_order_relaxed);
         atomic_store_explicit(&a->sampled_at, 0, memory_order_relaxed);
         for (int b = 0; b < JAGER_HIST_BUCKETS; b++) atomic_store_explicit(&a->hist[b], 0, memory_order_relaxed);
+        atomic_store_explicit(&a->thinned, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->dropped, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->auto_state, 0, memory_order_relaxed);
+        atomic_store_explicit(&a->hot_until, 0, memory_order_relaxed);
     }
 }
 
@@ -142,6 +148,8 @@ static void chunk_merge_into_retired(jager_site first, jg_site_agg *c, void *arg
         if (mn < atomic_load_explicit(&r->min_ns, memory_order_relaxed)) atomic_store_explicit(&r->min_ns, mn, memory_order_relaxed);
         if (mx > atomic_load_explicit(&r->max_ns, memory_order_relaxed)) atomic_store_explicit(&r->max_ns, mx, memory_order_relaxed);
         for (int b = 0; b < JAGER_HIST_BUCKETS; b++) jg_bump(&r->hist[b], atomic_load_explicit(&a->hist[b], memory_order_relaxed));
+        jg_bump(&r->thinned, atomic_load_explicit(&a->thinned, memory_order_relaxed));
+        jg_bump(&r->dropped, atomic_load_explicit(&a->dropped, memory_order_relaxed));
     }
 }
 
@@ -152,6 +160,7 @@ void jg_retired_reset(void)
     pthread_mutex_lock(&threads_lock);
     jg_agg_each_chunk(retired_dir, chunk_zero, NULL);
     memset(&retired, 0, sizeof retired);
+    jg_paths_reset_retired_locked();
     pthread_mutex_unlock(&threads_lock);
 }
 
@@ -170,7 +179,9 @@ static void on_thread_exit(void *arg)
         jg_agg_each_chunk(t->agg_dir, chunk_merge_into_retired, NULL);
         retired.no_ring += atomic_load_explicit(&t->no_ring_drops, memory_order_relaxed);
         retired.spans += atomic_load_explicit(&t->spans_ended, memory_order_relaxed);
+        retired.cross_thread += atomic_load_explicit(&t->cross_thread, memory_order_relaxed);
     }
+    jg_paths_retire_locked(t);
     if (t->ring) {
         /* The collector drains what the thread wrote, then frees the ring. */
         jg_ring_orphan(t->ring);
@@ -179,6 +190,7 @@ static void on_thread_exit(void *arg)
     pthread_mutex_unlock(&threads_lock);
     agg_free(t->agg_dir);
     jg_tls_ptr = NULL;
+    free(t->deep);
     free(t);
 }
 
@@ -197,6 +209,12 @@ static void arm(jg_tls *t, uint32_t gen)
         jg_agg_each_chunk(t->agg_dir, chunk_zero, NULL);
         atomic_store_explicit(&t->no_ring_drops, 0, memory_order_relaxed);
         atomic_store_explicit(&t->spans_ended, 0, memory_order_relaxed);
+        jg_paths_rearm(t);
+        atomic_store_explicit(&t->cross_thread, 0, memory_order_relaxed);
+        t->depth = 0; /* spans still open from an earlier run are not this run's */
+        t->deep_hole = 0;
+        t->nhooked = 0; /* hooked spans of an earlier run end untold */
+        t->task = 0; /* a new run's ring has no task record yet */
     }
     t->generation = gen;
     uint32_t live = 0;
@@ -251,4 +269,72 @@ void jg_tls_foreach(void (*fn)(jg_tls *t, void *arg), void *arg)
     for (jg_tls *t = live_head; t; t = t->next_all)
         if (t->generation == gen) fn(t, arg);
     pthread_mutex_unlock(&threads_lock);
+}
+
+/* ---- fork ---- */
+int jg_threads_fork_trylock(void) { return pthread_mutex_trylock(&threads_lock) == 0; }
+void jg_threads_fork_unlock(void) { pthread_mutex_unlock(&threads_lock); }
+
+void jg_threads_fork_child(int fresh)
+{
+    if (!fresh) { /* the lock, which a thread gone here may hold, made anew */
+        static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+        threads_lock = m0;
+        return;
+    }
+    /* Every ring holds the parent's events (the forking thread's too): emptied, orphaned and
+     * freed; the forking thread gets a new ring at its first event of the child's run. */
+    jg_tls *me = jg_tls_ptr;
+    for (jg_ring *r = rings_head; r; r = r->next) {
+        atomic_store_explicit(&r->tail, atomic_load_explicit(&r->head, memory_order_relaxed), memory_order_relaxed);
+        jg_ring_orphan(r);
+    }
+    if (me) me->ring = NULL;
+    jg_rings_reap();
+    /* The parent's other threads do not exist here: only the forking one stays listed. The
+     * others' states are left as they are, on a list of their own (reachable: a leak
+     * checker in the child must not report them), their rings gone. */
+    static jg_tls *volatile left_by_fork;
+    if (me) {
+        if (me->prev_all) me->prev_all->next_all = me->next_all;
+        else if (live_head == me) live_head = me->next_all;
+        if (me->next_all) me->next_all->prev_all = me->prev_all;
+    }
+    for (jg_tls *t = live_head; t; t = t->next_all) t->ring = NULL;
+    left_by_fork = live_head;
+    (void)left_by_fork; /* a volatile store: kept */
+    live_head = me;
+    collector_running = 0;
+    if (!me) return;
+    me->next_all = me->prev_all = NULL;
+    me->depth = 0; /* the child's spans start a tree of their own */
+    char name[32] = "";
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    uint32_t idx = jg_thread_register((uint64_t)syscall(SYS_gettid), name); /* a new thread id */
+    if (idx) me->thread = idx;
+}
+
+int jg_host_thread_start(pthread_t *out, int detached, void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (detached) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t, &attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc == 0 && out) *out = t;
+    return rc;
+}
+
+void jg_cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
 }

@@ -11,7 +11,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Defined dynamic symbols, version suffixes cut; 'A' entries are version-node markers.
 nm -D --defined-only "$lib" > "$tmp/nm" || { echo "nm failed on $lib"; exit 2; }
-awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' "$tmp/nm" | sort -u > "$tmp/exported"
+# The libc functions libjager interposes on purpose, and only those: _exit and _Exit, so a
+# worker made by fork() that records (JAGER_OUTPUT with %p) ends its file when it leaves
+# with them (docs/configuration.md, "fork() without exec"). They are not Jäger's API.
+awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' "$tmp/nm" | grep -vx -e _exit -e _Exit | sort -u > "$tmp/exported"
 # Declared: the function name on each line that starts with JAGER_API, and the variables
 # declared `JAGER_API extern <type> name;`.
 {

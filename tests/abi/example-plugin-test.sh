@@ -38,6 +38,15 @@ cmake -S "$src/docs/example-plugin" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="
 cmake --build "$work/cmake-build" > "$work/cmake-build.log"
 [ -f "$work/cmake-build/libjager-example.so" ] || { echo "FAIL: no libjager-example.so from the CMake build"; exit 1; }
 
+step "cmake --install of the plugin follows --prefix"
+cmake --install "$work/cmake-build" --prefix "$work/plugin-prefix" > "$work/plugin-install.log"
+[ -f "$work/plugin-prefix/lib/jager/plugins/libjager-example.so" ] || [ -f "$(find "$work/plugin-prefix" -name libjager-example.so | head -n 1)" ] || \
+  { cat "$work/plugin-install.log"; echo "FAIL: the plugin was not installed under --prefix"; exit 1; }
+case "$(find "$work/plugin-prefix" -name libjager-example.so | head -n 1)" in
+  */jager/plugins/libjager-example.so) ;;
+  *) echo "FAIL: the plugin was not installed into <prefix>/<libdir>/jager/plugins"; exit 1 ;;
+esac
+
 step "pkg-config build"
 mkdir -p "$work/pc-build"
 # shellcheck disable=SC2046
@@ -58,4 +67,18 @@ for dir in "$work/cmake-build" "$work/pc-build"; do
   JAGER_PLUGINS=example JAGER_PLUGIN_PATH="$dir" JAGER_EXAMPLE_MIN_CALLS=2 JAGER_QUIET=1 \
     "$work/example_host" "$work/run.jgr"
 done
+
+# Issue 10, defect 5: the installed library names no build folder and never searches the
+# build tree's plugin folder, even for a plugin that is found nowhere else.
+step "installed libjager names no build folder"
+lib=$(find "$prefix" -name 'libjager.so.*' -type f | head -n 1)
+[ -n "$lib" ] || { echo "FAIL: no installed libjager.so"; exit 1; }
+objcopy -O binary --only-section=.rodata "$lib" "$work/rodata.bin"
+if grep -qaF "$build" "$work/rodata.bin"; then echo "FAIL: the installed libjager's .rodata names the build folder $build"; exit 1; fi
+[ ! -e "$(dirname "$lib")/jager-build-tree-plugins" ] || { echo "FAIL: the build-tree marker was installed"; exit 1; }
+step "installed libjager never searches the build tree"
+JAGER_PLUGINS=nosuchplugin "$work/example_host" "$work/run-nosuch.jgr" > "$work/nosuch.out" 2>&1 || true
+grep -qF "libjager-nosuchplugin.so not found" "$work/nosuch.out" || { cat "$work/nosuch.out"; echo "FAIL: no not-found message"; exit 1; }
+grep -qF "$(dirname "$lib")/jager/plugins" "$work/nosuch.out" || { cat "$work/nosuch.out"; echo "FAIL: the installed plugin folder (beside the library) was not searched"; exit 1; }
+if grep -qF "$build/plugins" "$work/nosuch.out"; then cat "$work/nosuch.out"; echo "FAIL: the installed libjager searched the build tree"; exit 1; fi
 step "ok"

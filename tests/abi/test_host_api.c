@@ -51,12 +51,19 @@ static void test_table_header(void **st)
     assert_int_equal(f->h->struct_size, sizeof(jager_host_api));
     assert_int_equal(f->h->abi_major, JAGER_PLUGIN_ABI_MAJOR);
     assert_int_equal(f->h->abi_minor, JAGER_PLUGIN_ABI_MINOR);
-    /* Every 1.0 and 1.1 function is present, every reserved slot NULL; 1.1 took 5 of the 8. */
+    /* Every 1.0, 1.1, 1.2 and 1.3 function is present, every reserved slot NULL; 1.1 took 5
+     * of the 8 reserved slots, 1.2 the other 3 and appended 5 more and 8 new reserved ones,
+     * 1.3 took 2 of those (the table's size is 1.2's). */
     const void *const *fn = (const void *const *)&f->h->register_type;
     size_t nfn = (offsetof(jager_host_api, reserved) - offsetof(jager_host_api, register_type)) / sizeof(void *);
-    assert_int_equal(nfn, 17 + 5);
+    assert_int_equal(nfn, 17 + 5 + 8 + 2);
     for (size_t i = 0; i < nfn; i++) assert_non_null(fn[i]);
-    for (size_t i = 0; i < 3; i++) assert_null(f->h->reserved[i]);
+    for (size_t i = 0; i < 6; i++) assert_null(f->h->reserved[i]);
+    /* The 1.3 functions sit where 1.2's first reserved slots were. */
+    assert_int_equal(offsetof(jager_host_api, span_hook_add), offsetof(jager_host_api, counter_set) + sizeof(void *));
+    /* The 1.1 functions kept their offsets (a 1.1 plugin reads them where they were). */
+    assert_int_equal(offsetof(jager_host_api, span_end_ns), offsetof(jager_host_api, register_type) + 21 * sizeof(void *));
+    assert_int_equal(offsetof(jager_host_api, emit_status), offsetof(jager_host_api, span_end_ns) + sizeof(void *));
     assert_int_equal(offsetof(jager_host_api, reserved) + sizeof f->h->reserved, sizeof(jager_host_api));
 }
 

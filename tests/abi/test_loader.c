@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "abi_util.h"
+#include "jager_reader.h"
 #include "internal.h"
 #include "testutil.h"
 #include "tp_probe.h"
@@ -154,7 +155,7 @@ static void test_unknown_major_refused(void **st)
     abi_start(&r, "major", TP_DIR);
     assert_int_equal(r.init_status, JAGER_OK); /* init succeeds without the plugin */
     assert_int_equal(jg_plugins_count(), 0);
-    assert_one_refusal(&r, "major", 3, "plugin 'major'", "ABI 2.3", "speaks 1.1");
+    assert_one_refusal(&r, "major", 3, "plugin 'major'", "ABI 2.3", "speaks 1.3");
     assert_still_records(&r, 100);
     abi_finish(&r);
 }
@@ -215,15 +216,18 @@ static void test_failing_init_refused(void **st)
     abi_start(&r, "failinit", TP_DIR);
     assert_int_equal(r.init_status, JAGER_OK);
     assert_int_equal(jg_plugins_count(), 0);
-    /* The plugin's own info line, then the one refusal with status and the host's reason. */
+    /* The plugin's own info line, the refused type (said by the host), then the one
+     * refusal with status and the host's reason. */
     abi_diag d[4];
     assert_int_equal(jager_flush(), JAGER_OK);
-    assert_int_equal(abi_diags(r.m, "failinit", d, 4), 2);
+    assert_int_equal(abi_diags(r.m, "failinit", d, 4), 3);
     assert_int_equal(d[0].level, JAGER_DIAG_INFO);
     assert_string_equal(d[0].text, "about to fail");
     assert_int_equal(d[1].level, JAGER_DIAG_WARN);
-    assert_non_null(strstr(d[1].text, "plugin 'failinit': init failed: invalid argument (-1)"));
-    assert_non_null(strstr(d[1].text, "\"bad.event\" must be named \"failinit.<event>\""));
+    assert_non_null(strstr(d[1].text, "event type \"bad.event\" must be named \"failinit.<event>\""));
+    assert_int_equal(d[2].level, JAGER_DIAG_WARN);
+    assert_non_null(strstr(d[2].text, "plugin 'failinit': init failed: invalid argument (-1)"));
+    assert_non_null(strstr(d[2].text, "\"bad.event\" must be named \"failinit.<event>\""));
     /* The sink it registered in init was never added (its callbacks abort). */
     assert_still_records(&r, 50);
     abi_finish(&r);
@@ -336,7 +340,13 @@ static void test_not_found_says_where(void **st)
     abi_start(&r, "absent", "/nonexistent-jager-1:/nonexistent-jager-2");
     assert_int_equal(jg_plugins_count(), 0);
     assert_one_refusal(&r, "absent", 3, "libjager-absent.so not found", "/nonexistent-jager-1, /nonexistent-jager-2",
-                       JAGER_TEST_PLUGIN_DIR);
+                       "/jager/plugins");
+    /* This program links the core statically: it is not the build tree's libjager, so the
+     * build tree's plugin folder is not searched (issue 10, defect 5). */
+    assert_int_equal(jager_flush(), JAGER_OK);
+    abi_diag d[4];
+    assert_int_equal(abi_diags(r.m, "absent", d, 4), 1);
+    assert_null(strstr(d[0].text, JAGER_TEST_PLUGIN_DIR));
     abi_finish(&r);
 }
 
@@ -471,6 +481,79 @@ static void test_no_plugins_requested(void **st)
     abi_finish(&r);
 }
 
+/* A plugin sink that fails every write, beside the file sink that takes every batch
+ * (issue 16 item 6): the file is complete, the failures are the plugin sink's own
+ * (counted per sink), nothing counts as dropped, and the file carries the same accounting. */
+static void test_failing_plugin_sink_accounting(void **st)
+{
+    (void)st;
+    const char *file = tu_tmp_path(".jgr");
+    jager_config c = tu_config(1u << 22);
+    c.output = file;
+    c.plugins = "failsink";
+    c.plugin_path = TP_DIR;
+    assert_int_equal(jager_init(&c), JAGER_OK);
+    const tp_probe *p = jager_extension_get(TP_PROBE_ID);
+    assert_non_null(p);
+    jager_site site = jager_site_register("acct.span", "a.c", 1);
+    enum { N = 10000 };
+    for (int i = 0; i < N; i++) jager_span_end(jager_span_begin(site));
+    jager_shutdown();
+    jager_stat s = {.struct_size = sizeof s};
+    assert_int_equal(jager_stats(&s), JAGER_OK);
+    assert_int_equal(s.spans_total, N);
+    assert_int_equal(s.sinks, 2);
+    assert_int_equal(s.events_pending, 0);
+    assert_int_equal(s.events_dropped, 0);
+    assert_int_equal(s.dropped[JAGER_DROP_SINK], 0); /* the file took every batch */
+    assert_int_equal(s.events_written, s.events_recorded + s.drop_reports);
+    jager_sink_stat k0 = {.struct_size = sizeof k0}, k1 = {.struct_size = sizeof k1};
+    assert_int_equal(jager_sink_stats(0, &k0), JAGER_OK);
+    assert_int_equal(jager_sink_stats(1, &k1), JAGER_OK);
+    assert_int_equal(jager_sink_stats(2, &k1), JAGER_E_NOTFOUND);
+    assert_int_equal(jager_sink_stats(1, &k1), JAGER_OK);
+    assert_string_equal(k0.name, "file");
+    assert_string_equal(k1.name, "tp-sink");
+    assert_int_equal(k0.events_delivered, s.events_written);
+    assert_int_equal(k0.events_failed, 0);
+    assert_int_equal(k0.batches_failed, 0);
+    assert_int_equal(k1.events_delivered, 0);
+    assert_int_equal(k1.events_failed, s.events_written);
+    assert_int_equal(k1.batches_failed, p->sink_batches()); /* every batch it was handed */
+    assert_int_equal(p->sink_spans(), N);                   /* and it was handed every span */
+    /* The file: every event, and the same accounting. */
+    jager_reader *r;
+    assert_int_equal(jager_reader_open(file, &r), JAGER_OK);
+    jager_event ev;
+    int rc;
+    uint64_t events = 0, spans = 0;
+    while ((rc = jager_reader_next(r, &ev)) > 0) {
+        events++;
+        if (ev.type == JAGER_EV_SPAN && ((const jager_rec_span *)ev.rec)->h.aux == site) spans++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(spans, N);
+    assert_int_equal(events, s.events_written);
+    jager_stat fs = {.struct_size = sizeof fs};
+    assert_int_equal(jager_reader_stats(r, &fs), JAGER_OK);
+    assert_int_equal(fs.sinks, 2);
+    assert_int_equal(fs.dropped[JAGER_DROP_SINK], 0);
+    assert_int_equal(fs.events_written, s.events_written);
+    jager_sink_stat f0 = {.struct_size = sizeof f0}, f1 = {.struct_size = sizeof f1};
+    assert_int_equal(jager_reader_sink_stats(r, 0, &f0), JAGER_OK);
+    assert_int_equal(jager_reader_sink_stats(r, 1, &f1), JAGER_OK);
+    assert_int_equal(jager_reader_sink_stats(r, 2, &f1), JAGER_E_NOTFOUND);
+    assert_int_equal(jager_reader_sink_stats(r, 1, &f1), JAGER_OK);
+    assert_string_equal(f0.name, "file");
+    assert_string_equal(f1.name, "tp-sink");
+    assert_int_equal(f0.events_delivered, events);
+    assert_int_equal(f0.events_failed, 0);
+    assert_int_equal(f1.events_delivered, 0);
+    assert_int_equal(f1.events_failed, events);
+    jager_reader_close(r);
+    remove(file);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_steps_aside),
         cmocka_unit_test(test_start_failure_leaves_plugin_inactive),
         cmocka_unit_test(test_plugin_sink_receives_events),
+        cmocka_unit_test(test_failing_plugin_sink_accounting),
         cmocka_unit_test(test_search_path_order),
         cmocka_unit_test(test_not_found_says_where),
         cmocka_unit_test(test_dlopen_error_reported),

@@ -21,6 +21,28 @@ typedef struct tp_probe {
     uint64_t (*sink_spans)(void);
     /** Batches that sink received. */
     uint64_t (*sink_batches)(void);
+    /** A value the 1.2 cases keep (TP_V_*). */
+    uint64_t (*value)(int which);
 } tp_probe;
+
+enum {
+    TP_V_EMITTED,          /* late: ticks its thread (and shutdown) emitted */
+    TP_V_ORPHAN_CALLS,     /* orphan: rounds of host calls after shutdown */
+    TP_V_ORPHAN_DONE,      /* orphan: 1 once its thread is done */
+    TP_V_REENTER_INIT,     /* reenter: what jager_init returned inside start */
+    TP_V_REENTER_SHUTDOWN, /* reenter: 1 when jager_shutdown inside start was refused */
+    TP_V_TIMER_CALLS,      /* timer: callbacks so far */
+    TP_V_TIMER_AT_STOP,    /* timer: callbacks counted when stop was called */
+    TP_V_FLUSHES,          /* flush callbacks entered */
+    TP_V_HOOK_BEGIN_A,     /* hooks: begin hook calls for site "hook.a" */
+    TP_V_HOOK_END_A,       /* hooks: end hook calls for "hook.a" */
+    TP_V_HOOK_BEGIN_B,     /* hooks: … for "hook.b" (registered after the hook) */
+    TP_V_HOOK_END_B,
+    TP_V_HOOK_BAD,         /* hooks: calls for another site, an end not matching the last begin, a bad event */
+    TP_V_HOOK_AT_STOP,     /* hooks: all hook calls counted when stop was called */
+    TP_V_HOOK_ID_A,        /* hooks: the id of the "hook.a" hook */
+    TP_V_START_TID,        /* good, callerthread: the OS thread id start ran on */
+    TP_V_COUNT
+};
 
 #endif

@@ -84,6 +84,23 @@ static void test_config_from_env(void **state)
     assert_int_equal(jager_config_from_env(&c), JAGER_OK);
     assert_int_equal(c.sample_mode, JAGER_SAMPLE_INTERVAL);
     assert_int_equal(c.sample_interval_ns, 5000000);
+    setenv("JAGER_SAMPLE", "auto", 1); /* thinning on purpose: a budget of 1000 per ms */
+    assert_int_equal(jager_config_from_env(&c), JAGER_OK);
+    assert_int_equal(c.sample_mode, JAGER_SAMPLE_AUTO);
+    assert_int_equal(c.sample_n, 1000);
+    assert_int_equal(c.sample_interval_ns, 1000000);
+    setenv("JAGER_SAMPLE", "auto:250", 1);
+    assert_int_equal(jager_config_from_env(&c), JAGER_OK);
+    assert_int_equal(c.sample_mode, JAGER_SAMPLE_AUTO);
+    assert_int_equal(c.sample_n, 250);
+    setenv("JAGER_SAMPLE", "auto:0", 1);
+    assert_int_equal(jager_config_from_env(&c), JAGER_E_INVALID);
+    assert_int_equal(c.sample_n, 250); /* unchanged */
+    setenv("JAGER_SAMPLE", "autox", 1);
+    assert_int_equal(jager_config_from_env(&c), JAGER_E_INVALID);
+    setenv("JAGER_SAMPLE", "all", 1); /* how to turn it off */
+    assert_int_equal(jager_config_from_env(&c), JAGER_OK);
+    assert_int_equal(c.sample_mode, JAGER_SAMPLE_ALL);
     setenv("JAGER_RING_BYTES", "lots", 1);
     assert_int_equal(jager_config_from_env(&c), JAGER_E_INVALID);
     assert_non_null(strstr(jager_last_error(), "JAGER_RING_BYTES"));

@@ -125,6 +125,65 @@ static void test_out_of_order_ends(void **state)
     memsink_free(m);
 }
 
+/* jager_task_set: two tasks interleaved on one thread are parented per task (a span's
+ * parent is the innermost open span its own task began), a log record names its task's
+ * span, task records are written only at changes, and a span ended on a thread that did
+ * not begin it (a migrated task) leaves that thread's open spans alone. */
+static void test_task_parents(void **state)
+{
+    (void)state;
+    jager_config c = tu_config(0);
+    memsink *m = start(&c);
+    jager_site s = jager_site_register("tasks", __FILE__, __LINE__);
+    jager_task_set(1);
+    jager_task_set(1);                    /* no change: no record */
+    jager_span a1 = jager_span_begin(s);
+    jager_task_set(2);
+    jager_span b1 = jager_span_begin(s);
+    jager_task_set(1);
+    jager_span a2 = jager_span_begin(s);  /* under a1, not b1 */
+    jager_site cs = 0;
+    assert_int_equal(jager_span_current(&cs), a2.id);
+    assert_int_equal(cs, s);
+    jager_task_set(2);
+    assert_int_equal(jager_span_current(NULL), b1.id);
+    jager_log(JAGER_SEV_INFO, "in b1", NULL, 0);
+    jager_span b2 = jager_span_begin(s);  /* under b1, not a2 */
+    jager_span_end(b2);
+    jager_task_set(1);
+    jager_span_end(a2);
+    jager_span_end(a1);
+    assert_int_equal(jager_task_current(), 1);
+    jager_task_set(2);
+    jager_span_end(b1);
+    jager_span foreign = {b1.start_ns, s, 4242}; /* begun elsewhere */
+    jager_span c1 = jager_span_begin(s);
+    jager_span_end(foreign);
+    jager_span c2 = jager_span_begin(s);
+    jager_span_end(c2);
+    jager_span_end(c1);
+    jager_shutdown();
+    assert_int_equal(memsink_count(m, JAGER_EV_TASK, 0, 0), 6); /* 1 2 1 2 1 2 */
+    assert_int_equal(memsink_count(m, JAGER_EV_SPAN, 0, 0), 7);
+    const jager_rec_span *eb2 = nth_span(m, 0), *ea2 = nth_span(m, 1), *ea1 = nth_span(m, 2), *eb1 = nth_span(m, 3),
+                         *ef = nth_span(m, 4), *ec2 = nth_span(m, 5), *ec1 = nth_span(m, 6);
+    assert_int_equal(eb2->span_id, b2.id);
+    assert_int_equal(eb2->parent_id, b1.id);
+    assert_int_equal(ea2->parent_id, a1.id);
+    assert_int_equal(ea1->parent_id, 0);
+    assert_int_equal(eb1->parent_id, 0);
+    assert_int_equal(ef->span_id, c1.id + 1); /* a fresh id of this thread's (4242 may name one of its own) */
+    assert_int_equal(ef->h.aux, s);
+    assert_int_equal(ef->parent_id, 0);
+    assert_int_equal(ec2->parent_id, c1.id); /* c1 still open after the foreign end */
+    assert_int_equal(ec1->parent_id, 0);
+    for (size_t i = 0; i < m->nrecs; i++) {
+        memsink_rec r = memsink_at(m, i);
+        if (r.rec->type == JAGER_EV_LOG) assert_int_equal(((const jager_rec_log *)r.rec)->span_id, b1.id);
+    }
+    memsink_free(m);
+}
+
 static void test_duration_against_nanosleep(void **state)
 {
     (void)state;
@@ -248,6 +307,49 @@ static void test_filter(void **state)
     memsink_free(m);
 }
 
+/* The fast path records a span with its start still a TSC stamp (an internal record type,
+ * JG_EV_SPAN_TSC) that the collector's drain converts: every record a sink sees is a
+ * JAGER_EV_SPAN in ns, inside the interval that held the spans, and the durations it
+ * carries add up exactly to the site's aggregate total. */
+static void test_fast_records_reach_sinks_in_ns(void **state)
+{
+    (void)state;
+    jager_config c = tu_config(4u << 20);
+    memsink *m = start(&c);
+    jager_site s = jager_site_register("fast.ns", __FILE__, __LINE__);
+    enum { N = 5000 };
+    uint64_t before = jager_now_ns();
+    volatile double x = 1.0;
+    for (int i = 0; i < N; i++) {
+        jager_span sp = jager_span_begin(s);
+        x = x * 1.0000001 + 1e-9;
+        jager_span_end(sp);
+    }
+    uint64_t after = jager_now_ns();
+    assert_int_equal(jager_flush(), JAGER_OK);
+    jager_site_stat ss = {.struct_size = sizeof ss};
+    assert_int_equal(jager_site_stats(s, &ss), JAGER_OK);
+    jager_shutdown();
+    assert_int_equal(ss.calls, N);
+    assert_int_equal(memsink_count(m, JG_EV_SPAN_TSC, 0, 0), 0);
+    assert_int_equal(memsink_count(m, JAGER_EV_SPAN, 1, s), N);
+    uint64_t sum = 0, prev_start = 0;
+    for (size_t i = 0, k = 0; i < m->nrecs; i++) {
+        memsink_rec r = memsink_at(m, i);
+        if (r.rec->type != JAGER_EV_SPAN || r.rec->aux != s) continue;
+        const jager_rec_span *sp = (const jager_rec_span *)r.rec;
+        assert_true(sp->start_ns >= before);
+        assert_true(sp->end_ns >= sp->start_ns);
+        assert_true(sp->end_ns <= after + 1); /* the duration rounds down, the clock read may round up by 1 */
+        assert_true(sp->start_ns >= prev_start); /* one thread: starts in order */
+        prev_start = sp->start_ns;
+        sum += sp->end_ns - sp->start_ns;
+        k++;
+    }
+    assert_int_equal(sum, ss.total_ns);
+    memsink_free(m);
+}
+
 static void test_scoped_macro(void **state)
 {
     (void)state;
@@ -270,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_site_register_idempotent),
         cmocka_unit_test(test_nesting_and_parents),
         cmocka_unit_test(test_out_of_order_ends),
+        cmocka_unit_test(test_task_parents),
         cmocka_unit_test(test_duration_against_nanosleep),
         cmocka_unit_test(test_aggregates_and_percentiles),
         cmocka_unit_test(test_hist_buckets),
@@ -277,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_sampling_interval),
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_scoped_macro),
+        cmocka_unit_test(test_fast_records_reach_sinks_in_ns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

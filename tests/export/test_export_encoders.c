@@ -1,6 +1,6 @@
 /* Unit tests of the exporters' encoders, against byte sequences from the format specs:
  * the Thrift compact writer reproduces formats.md §1.9's Parquet page header and footer
- * byte for byte; the RLE/bit-packed hybrid the §1.6 example; the protobuf writer the
+ * byte for byte; the RLE/bit-packed hybrid the §1.6 example; pprof's generated protobuf-c code the
  * protobuf documentation's examples; plus JSON escaping, UTF-8 cleaning, the string
  * dictionary and the span-tree orderer/walker. */
 #include <setjmp.h>
@@ -14,7 +14,7 @@
 
 #include "enc_json.h"
 #include "enc_parquet.h"
-#include "enc_protobuf.h"
+#include "profile.pb-c.h"
 #include "enc_thrift.h"
 #include "export_spans.h"
 #include "strdict.h"
@@ -200,26 +200,32 @@ static void test_dict(void **state)
     tu_strdict_free(&d);
 }
 
-/* Protocol Buffers encoding guide: 150 in field 1 = 08 96 01; "testing" in field 2 =
- * 12 07 74 65 73 74 69 6e 67; packed [3, 270, 86942] in field 4 = 22 06 03 8e 02 9e a7 05. */
+/* Protocol Buffers encoding guide, through the code protoc-c generates from our
+ * profile.proto: 150 in field 1 = 08 96 01 (ValueType.type); packed [3, 270, 86942] in
+ * field 1 = 0a 06 03 8e 02 9e a7 05 (Sample.location_id: proto3 packs repeated scalars, as
+ * pprof writes them, formats.md §6); a string in field 6 = 32 len bytes. */
 static void test_protobuf(void **state)
 {
     (void)state;
-    tu_buf b = {0};
-    assert_int_equal(pb_varint(&b, 1, 150), 0);
-    assert_bytes(&b, (const uint8_t[]){0x08, 0x96, 0x01}, 3);
-    b.len = 0;
-    assert_int_equal(pb_bytes(&b, 2, "testing", 7), 0);
-    assert_bytes(&b, (const uint8_t[]){0x12, 0x07, 't', 'e', 's', 't', 'i', 'n', 'g'}, 9);
-    b.len = 0;
-    const uint64_t v[] = {3, 270, 86942};
-    assert_int_equal(pb_packed(&b, 4, v, 3), 0);
-    assert_bytes(&b, (const uint8_t[]){0x22, 0x06, 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05}, 8);
-    b.len = 0;
-    assert_int_equal(pb_varint(&b, 14, UINT64_MAX), 0); /* 10-byte varint */
-    assert_int_equal(b.len, 11);
-    assert_int_equal(b.data[10], 0x01);
-    tu_buf_free(&b);
+    uint8_t out[64];
+    Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+    vt.type = 150;
+    assert_int_equal(perftools__profiles__value_type__pack(&vt, out), 3);
+    assert_memory_equal(out, ((const uint8_t[]){0x08, 0x96, 0x01}), 3);
+    Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT;
+    uint64_t ids[] = {3, 270, 86942};
+    smp.location_id = ids;
+    smp.n_location_id = 3;
+    assert_int_equal(perftools__profiles__sample__pack(&smp, out), 8);
+    assert_memory_equal(out, ((const uint8_t[]){0x0a, 0x06, 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05}), 8);
+    Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+    char *strings[] = {"", "testing"};
+    p.string_table = strings;
+    p.n_string_table = 2;
+    p.duration_nanos = -1; /* negative int64: a 10-byte varint */
+    assert_int_equal(perftools__profiles__profile__pack(&p, out), 2 + 9 + 11);
+    assert_memory_equal(out, ((const uint8_t[]){0x32, 0x00, 0x32, 0x07, 't', 'e', 's', 't', 'i', 'n', 'g', 0x50}), 12);
+    assert_int_equal(out[21], 0x01);
 }
 
 static void expect_json(const char *in, size_t n, const char *want)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <cmocka.h>
 
 #include "export_table.h"
@@ -168,8 +169,31 @@ static void test_rows_match_the_core(void **state)
     remove(path);
 }
 
+/* Issue 16 item 9: distinct types never share a file: "a/b" and "a_b", a plugin type
+ * named like a core table, upper case that a case-insensitive file system folds. */
+static void test_file_stems_never_collide(void **st)
+{
+    (void)st;
+    ex_table t[] = {
+        {.type = 300, .name = "unit.a_b"},
+        {.type = 301, .name = "unit.a/b"},
+        {.type = 302, .name = "span", .shared_name = 1},
+        {.type = JAGER_EV_SPAN, .builtin = 1, .name = "span"},
+        {.type = 303, .name = "unit.A_b"},
+        {.type = 304, .name = "unit.a b"},
+        {.type = 305, .name = "unit.a_b", .shared_name = 1}, /* a hostile file's second "unit.a_b" */
+    };
+    const char *want[] = {"unit.a_b", "unit.a_b~301", "span~302", "span", "unit.__b~303", "unit.a_b~304", "unit.a_b~305"};
+    char stems[7][64];
+    for (int i = 0; i < 7; i++) {
+        ex_table_file_stem(&t[i], stems[i], sizeof stems[i]);
+        assert_string_equal(stems[i], want[i]);
+        for (int k = 0; k < i; k++) assert_true(strcasecmp(stems[i], stems[k]) != 0);
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_rows_match_the_core)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_rows_match_the_core), cmocka_unit_test(test_file_stems_never_collide)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,7 +62,7 @@ int fx_record(const char *path, int threads, int iters, fx_expect *ex)
     ex->site_outer = jager_site_register("solve", "solver.c", 42);
     ex->site_inner = jager_site_register("kernel<\"&\">", NULL, 0);
     jager_counter ctr = jager_counter_register("iterations", "1", JAGER_COUNTER_MONOTONIC);
-    static const jager_field_desc f[4] = {{"duration_ns", JAGER_FIELD_DURATION_NS, 0},
+    static const jager_field_desc f[4] = {{"duration_ns", JAGER_FIELD_DURATION_NS, JAGER_FIELD_FLAG_EXTENT},
                                           {"bytes", JAGER_FIELD_BYTES, 0},
                                           {"stack", JAGER_FIELD_STACK, 0},
                                           {"ok", JAGER_FIELD_BOOL, 0}};

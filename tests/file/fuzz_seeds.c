@@ -1,7 +1,9 @@
 /* Writes the fuzzer's seed corpus: small real recordings made through the core, their
  * truncated halves, and the same recordings re-framed with *uncompressed* LZ4 blocks
  * (same bytes, same checksums) so that the fuzzer's byte mutations land directly in block
- * contents. usage: DIR */
+ * contents; and the first one with its EVENTS blocks naming thread indexes the thread table
+ * lacks (2^31, 10^8, 2^32 - 1: issue 16 item 5, once a loop and GBs in the tools).
+ * usage: DIR */
 #include <lz4frame.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "file_fixture.h"
+#include "jgr_edit.h"
 #include "testutil.h"
 
 /* Re-frame every LZ4 frame of \p d as header + one stored block + end mark + the
@@ -71,6 +74,20 @@ int main(int argc, char **argv)
         if (write_stored(path, d, size) != 0) {
             fprintf(stderr, "fuzz_seeds: cannot re-frame %s\n", path);
             return 1;
+        }
+        if (i == 0) {
+            static const uint32_t hostile[] = {2147483648u, 100000000u, 4294967295u};
+            for (size_t k = 0; k < sizeof hostile / sizeof hostile[0]; k++) {
+                uint32_t ids[2] = {1, hostile[k]};
+                uint8_t *o;
+                size_t on;
+                snprintf(path, sizeof path, "%s/seed-%zu-thread-%u.jgr", argv[1], i, hostile[k]);
+                if (tu_jgr_edit(d, size, tu_jgr_retarget_thread, ids, &o, &on) != 0 || tu_write_file(path, o, on) != 0) {
+                    fprintf(stderr, "fuzz_seeds: cannot write %s\n", path);
+                    return 1;
+                }
+                free(o);
+            }
         }
         free(d);
     }

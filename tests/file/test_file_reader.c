@@ -80,9 +80,10 @@ static void end_block(buf *f, uint64_t events, uint64_t frames)
 
 /* A minimal valid file: preamble, META, SCHEMA (one plugin type), STRINGS, SITES,
  * THREADS, then EVENTS with the records in \p recs, then END. */
+static uint32_t base_flags; /* the preamble flags base_tables() writes */
 static void base_tables(buf *f)
 {
-    preamble(f, 1, 0, 0, 0);
+    preamble(f, 1, base_flags ? 1 : 0, base_flags, 0);
     buf b = {0};
     u32(&b, 2);
     str(&b, "host.name");
@@ -97,7 +98,7 @@ static void base_tables(buf *f)
     u32(&b, 2);
     str(&b, "test.ev");
     u16(&b, 7); /* DURATION_NS */
-    u16(&b, 0);
+    u16(&b, 1); /* JAGER_FIELD_FLAG_EXTENT: the event's duration (without it, no extent) */
     str(&b, "dur");
     u16(&b, 4); /* STRING */
     u16(&b, 0);
@@ -126,15 +127,19 @@ static void base_tables(buf *f)
     free(b.d);
 }
 
-static void events_block(buf *f, uint32_t thread, uint64_t nevents, const buf *recs)
+static void events_block_enc(buf *f, uint32_t thread, uint32_t enc, uint64_t nevents, const buf *recs)
 {
     buf b = {0};
     u32(&b, thread);
-    u32(&b, 0);
+    u32(&b, enc);
     u64(&b, nevents);
     if (recs) put(&b, recs->d, recs->n);
     frame(f, 7, &b);
     free(b.d);
+}
+static void events_block(buf *f, uint32_t thread, uint64_t nevents, const buf *recs)
+{
+    events_block_enc(f, thread, 0, nevents, recs);
 }
 
 static void rec_span(buf *r, uint32_t site, uint64_t start, uint64_t end)
@@ -255,6 +260,72 @@ static void test_forward_compatible(void **state)
     free(b.d);
 }
 
+/* 1.1's packed span records (file_format.h), written by hand: differences from the span
+ * before in the block, read back as the absolute values; a plugin record in between is
+ * untouched. The same block in a file whose preamble lacks the flag is refused. */
+static void put_packed(buf *r, uint32_t site, uint64_t dstart, uint64_t dur, uint32_t did, uint32_t dparent, uint64_t bytes)
+{
+    u16(r, 1);
+    u16(r, 5);
+    u32(r, site);
+    u64(r, dstart);
+    u64(r, dur);
+    u32(r, did);
+    u32(r, dparent);
+    u64(r, bytes);
+}
+static void test_packed_spans(void **state)
+{
+    (void)state;
+    for (int flagged = 1; flagged >= 0; flagged--) {
+        buf f = {0}, recs = {0};
+        base_flags = flagged ? 0x00010000u : 0;
+        base_tables(&f);
+        base_flags = 0;
+        put_packed(&recs, 1, 1000, 50, 7, 0, 0);                  /* start 1000, end 1050, id 7, parent 0 */
+        rec_plugin(&recs, 300, 5000, 40, 2);
+        put_packed(&recs, 1, 100, 30, 1, 7, 64);                  /* start 1100, end 1130, id 8, parent 7 */
+        put_packed(&recs, 1, (uint64_t)-1100, 0, (uint32_t)-8, (uint32_t)-7, 0); /* start 0, id 0, parent 0 */
+        events_block_enc(&f, 1, 1, 4, &recs);
+        end_block(&f, 4, 7);
+        jager_reader *r = NULL;
+        assert_int_equal(jager_reader_open_memory(f.d, f.n, &r), JAGER_OK);
+        jager_event ev;
+        if (!flagged) {
+            assert_true(jager_reader_next(r, &ev) < 0);
+            assert_non_null(strstr(jager_reader_error(r), "unknown encoding 1"));
+        } else {
+            static const uint64_t want[3][5] = {{1000, 1050, 7, 0, 0}, {1100, 1130, 8, 7, 64}, {0, 0, 0, 0, 0}};
+            for (int i = 0, k = 0; i < 4; i++) {
+                assert_int_equal(jager_reader_next(r, &ev), 1);
+                if (ev.type == 300) {
+                    assert_int_equal(ev.time_ns, 5000);
+                    assert_int_equal(ev.end_ns, 5040);
+                    continue;
+                }
+                const jager_rec_span *sp = (const jager_rec_span *)ev.rec;
+                assert_int_equal(sp->start_ns, want[k][0]);
+                assert_int_equal(sp->end_ns, want[k][1]);
+                assert_int_equal(sp->span_id, want[k][2]);
+                assert_int_equal(sp->parent_id, want[k][3]);
+                assert_int_equal(sp->bytes, want[k][4]);
+                k++;
+            }
+            assert_int_equal(jager_reader_next(r, &ev), 0);
+            /* read twice: the block is unpacked once per decompression, never twice */
+            assert_int_equal(jager_reader_rewind(r), JAGER_OK);
+            assert_int_equal(jager_reader_next(r, &ev), 1);
+            assert_int_equal(((const jager_rec_span *)ev.rec)->start_ns, 1000);
+            jager_reader_info info = {.struct_size = sizeof info};
+            jager_reader_get_info(r, &info);
+            assert_int_equal(info.format_minor, 1);
+        }
+        jager_reader_close(r);
+        free(f.d);
+        free(recs.d);
+    }
+}
+
 static void expect_open_error(const buf *f, jager_status want, const char *needle)
 {
     jager_reader *r = (jager_reader *)1;
@@ -271,7 +342,7 @@ static void test_bad_preambles(void **state)
     preamble(&f, 2, 0, 0, 0);
     expect_open_error(&f, JAGER_E_FORMAT, "format version 2.0");
     f.n = 0;
-    preamble(&f, 1, 0, 0x00010000u, 0);
+    preamble(&f, 1, 0, 0x00020000u, 0); /* 0x10000 is 1.1's packed spans */
     expect_open_error(&f, JAGER_E_FORMAT, "newer reader");
     f.n = 0;
     preamble(&f, 1, 0, 0, 0);
@@ -515,6 +586,102 @@ static void stats_part(buf *f, uint32_t flags, uint32_t site, uint64_t calls_sit
     free(b.d);
 }
 
+/* One PATHS block (format 1.1): flags, thread, nvalues, then (parent, site, values) entries. */
+static void paths_block(buf *f, uint32_t flags, uint32_t thread, uint32_t nvalues, const uint32_t *ps, const uint64_t *vals,
+                        uint32_t n)
+{
+    buf b = {0};
+    u32(&b, flags);
+    u32(&b, thread);
+    u32(&b, nvalues);
+    u32(&b, n);
+    for (uint32_t i = 0; i < n; i++) {
+        u32(&b, ps[2 * i]);
+        u32(&b, ps[2 * i + 1]);
+        for (uint32_t k = 0; k < nvalues; k++) u64(&b, vals[i * nvalues + k]);
+    }
+    frame(f, 12, &b);
+    free(b.d);
+}
+
+/* Call paths: a set over two threads replaces an older one; self time is total minus the
+ * children's; values beyond the three 1.1 knows are ignored; a file without PATHS (1.0)
+ * has none; a parent that is not an earlier entry is refused. */
+static void test_paths_hand_made(void **state)
+{
+    (void)state;
+    buf f = {0};
+    base_tables(&f);
+    jager_reader *r;
+    /* 1.0: no PATHS block at all */
+    buf old = {0};
+    put(&old, f.d, f.n);
+    end_block(&old, 0, 6);
+    assert_int_equal(jager_reader_open_memory(old.d, old.n, &r), JAGER_OK);
+    assert_int_equal(jager_reader_load_tables(r), JAGER_OK);
+    assert_int_equal(jager_reader_path_count(r), 0);
+    jager_path_stat ps = {.struct_size = sizeof ps};
+    assert_int_equal(jager_reader_path(r, 0, &ps), JAGER_E_NOTFOUND);
+    jager_reader_close(r);
+
+    /* an old set (thread 1 only), then a new one over two blocks, 4 values per entry */
+    const uint32_t old_ps[] = {0, 0, 0, 1};
+    const uint64_t old_v[] = {0, 0, 0, 5, 50, 0};
+    paths_block(&f, 3, 1, 3, old_ps, old_v, 2);
+    const uint32_t t1[] = {0, 0, 0, 1, 2, 1}; /* overflow, site 1, site 1 under it (recursion) */
+    const uint64_t v1[] = {2, 30, 0, 9, /**/ 10, 1000, 64, 9, /**/ 4, 300, 0, 9};
+    paths_block(&f, 1, 1, 4, t1, v1, 3);
+    const uint32_t t2[] = {0, 0, 0, 1};
+    const uint64_t v2[] = {0, 0, 0, 9, /**/ 7, 70, 0, 9};
+    paths_block(&f, 2, 2, 4, t2, v2, 2);
+    end_block(&f, 0, 9);
+    assert_int_equal(jager_reader_open_memory(f.d, f.n, &r), JAGER_OK);
+    int lt = jager_reader_load_tables(r);
+    if (lt) fprintf(stderr, "%s\n", jager_reader_error(r));
+    assert_int_equal(lt, JAGER_OK);
+    assert_int_equal(jager_reader_path_count(r), 5);
+    assert_int_equal(jager_reader_path(r, 0, &ps), JAGER_OK); /* thread 1's overflow bucket */
+    assert_int_equal(ps.thread, 1);
+    assert_int_equal(ps.site, 0);
+    assert_int_equal(ps.parent, JAGER_PATH_TOP);
+    assert_int_equal(ps.calls, 2);
+    assert_int_equal(ps.total_ns, 30);
+    assert_int_equal(ps.self_ns, 0); /* overlapping contents: no self time */
+    assert_int_equal(jager_reader_path(r, 1, &ps), JAGER_OK);
+    assert_int_equal(ps.site, 1);
+    assert_int_equal(ps.parent, JAGER_PATH_TOP);
+    assert_int_equal(ps.calls, 10);
+    assert_int_equal(ps.total_ns, 1000);
+    assert_int_equal(ps.self_ns, 700);
+    assert_int_equal(ps.bytes, 64);
+    assert_int_equal(jager_reader_path(r, 2, &ps), JAGER_OK);
+    assert_int_equal(ps.parent, 1);
+    assert_int_equal(ps.self_ns, 300);
+    assert_int_equal(jager_reader_path(r, 4, &ps), JAGER_OK); /* thread 2's entry 2: index 4 */
+    assert_int_equal(ps.thread, 2);
+    assert_int_equal(ps.parent, JAGER_PATH_TOP);
+    assert_int_equal(ps.calls, 7);
+    assert_int_equal(jager_reader_path(r, 5, &ps), JAGER_E_NOTFOUND);
+    jager_path_stat small = {.struct_size = 8};
+    assert_int_equal(jager_reader_path(r, 0, &small), JAGER_E_INVALID);
+    jager_reader_close(r);
+
+    /* a parent that is not an earlier entry */
+    buf bad = {0};
+    base_tables(&bad);
+    const uint32_t fwd[] = {2, 1, 0, 1};
+    const uint64_t fv[] = {1, 1, 0, 1, 1, 0};
+    paths_block(&bad, 3, 1, 3, fwd, fv, 2);
+    end_block(&bad, 0, 7);
+    assert_int_equal(jager_reader_open_memory(bad.d, bad.n, &r), JAGER_OK);
+    assert_int_equal(jager_reader_load_tables(r), JAGER_E_FORMAT);
+    assert_non_null(strstr(jager_reader_error(r), "PATHS block: entry 1 names parent 2"));
+    jager_reader_close(r);
+    free(old.d);
+    free(bad.d);
+    free(f.d);
+}
+
 /* Stacks, symbols (out of order, inline frames, duplicates), counters and a statistics
  * set in two parts, hand-made. */
 static void test_tables_hand_made(void **state)
@@ -660,6 +827,18 @@ static void test_attr_next(void **state)
     uint8_t bad2[16] = {1, 0, 9, 0, 0, 0, 0, 0, 'k'};
     c = bad2;
     assert_int_equal(jager_attr_next(&c, bad2 + 16, &v), JAGER_E_FORMAT);
+    /* an interned string (kind 5, JAGER_ATTR_STR_ID, since 1.1): the 8-byte id in i64; with a
+     * value of another length, malformed */
+    uint8_t sid[24] = {1, 0, 5, 0, 8, 0, 0, 0, 'm', 42, 0, 0, 0, 0, 0, 0, 0};
+    c = sid;
+    assert_int_equal(jager_attr_next(&c, sid + 24, &v), 1);
+    assert_int_equal(v.kind, JAGER_ATTR_STR_ID);
+    assert_int_equal(v.i64, 42);
+    assert_memory_equal(v.key, "m", 1);
+    assert_ptr_equal(c, sid + 24);
+    uint8_t sid4[16] = {1, 0, 5, 0, 4, 0, 0, 0, 'm', 42};
+    c = sid4;
+    assert_int_equal(jager_attr_next(&c, sid4 + 16, &v), JAGER_E_FORMAT);
     uint8_t bad3[16] = {200, 0, 3, 0, 0, 0, 0, 0};
     c = bad3;
     assert_int_equal(jager_attr_next(&c, bad3 + 16, &v), JAGER_E_FORMAT);
@@ -713,8 +892,10 @@ int main(void)
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test(test_frame_level_errors),
         cmocka_unit_test(test_tables_hand_made),
+        cmocka_unit_test(test_paths_hand_made),
         cmocka_unit_test(test_attr_next),
         cmocka_unit_test(test_log_body),
+        cmocka_unit_test(test_packed_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

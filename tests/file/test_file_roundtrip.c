@@ -220,7 +220,7 @@ static void test_event_contents(void **state)
         } else if (ev.type == ex.plugin_type) {
             const jager_rec_plugin *p = (const jager_rec_plugin *)ev.rec;
             assert_int_equal(ev.time_ns, p->time_ns);
-            assert_int_equal(ev.end_ns, p->time_ns + p->fields[0]); /* the first DURATION_NS */
+            assert_int_equal(ev.end_ns, p->time_ns + p->fields[0]); /* the DURATION_NS flagged EXTENT */
             assert_true(p->fields[0] >= 1000 && p->fields[0] < 1060);
             assert_int_equal(p->fields[1], 4096);
             assert_int_equal(p->fields[2], ex.stack);

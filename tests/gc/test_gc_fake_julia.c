@@ -190,7 +190,8 @@ static void test_pause_fields_and_stack(void **unused)
     assert_int_equal(p->fields[P_LIVE], 10400);
     assert_int_equal(p->fields[P_OS_TID], (uint64_t)syscall(SYS_gettid));
     assert_true(p->fields[P_PLUGIN_NS] > 0);
-    assert_true(p->fields[P_PLUGIN_NS] < p->fields[P_DURATION]);
+    /* under memcheck the plugin's own unwinding outlasts the 2 ms fake pause */
+    if (!getenv("JAGER_UNDER_VALGRIND")) assert_true(p->fields[P_PLUGIN_NS] < p->fields[P_DURATION]);
     assert_int_equal(p->fields[P_SITE], inner);
 
     /* The stack starts in the runtime (the plugin's own frames are cut) and names the

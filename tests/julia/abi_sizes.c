@@ -36,13 +36,15 @@ int main(void)
     F(jager_site_stat, total_ns); F(jager_site_stat, min_ns); F(jager_site_stat, max_ns);
     F(jager_site_stat, bytes); F(jager_site_stat, errors); F(jager_site_stat, p50_ns);
     F(jager_site_stat, p90_ns); F(jager_site_stat, p99_ns); F(jager_site_stat, hist);
+    F(jager_site_stat, thinned); F(jager_site_stat, dropped);
     END();
 
     BEGIN(jager_stat);
     F(jager_stat, struct_size); F(jager_stat, threads); F(jager_stat, events_emitted);
     F(jager_stat, events_recorded); F(jager_stat, events_dropped); F(jager_stat, dropped);
     F(jager_stat, events_written); F(jager_stat, spans_total); F(jager_stat, span_cost_ns_x1000);
-    F(jager_stat, ring_bytes);
+    F(jager_stat, ring_bytes); F(jager_stat, events_pending); F(jager_stat, drop_reports);
+    F(jager_stat, spans_cross_thread); F(jager_stat, sinks); F(jager_stat, reserved0);
     END();
 
     BEGIN(jager_trace_context);

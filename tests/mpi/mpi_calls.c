@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAXF 96
+#define MAXF 160
 static const char *fname[MAXF];
 static int fcount[MAXF], nf;
 static FILE *ex;
@@ -28,6 +28,18 @@ static void did(const char *f)
 #define CALL(f, ...) (did(#f), f(__VA_ARGS__))
 static void sent(int dest, int tag, int bytes) { fprintf(ex, "send %d %d %d\n", dest, tag, bytes); }
 static void got(int source, int tag, int bytes) { fprintf(ex, "recv %d %d %d\n", source, tag, bytes); }
+/* bytes sent and received by a function's calls, summed ("bytes MPI_Igatherv 8 40") */
+static const char *bname[MAXF];
+static long bsent[MAXF], brecv[MAXF];
+static int nb;
+static void moved(const char *f, long b, long rb)
+{
+    int i = 0;
+    while (i < nb && strcmp(bname[i], f)) i++;
+    if (i == nb) bname[nb++] = f;
+    bsent[i] += b;
+    brecv[i] += rb;
+}
 
 int main(int argc, char **argv)
 {
@@ -296,6 +308,96 @@ int main(int argc, char **argv)
     got(left, 109, 4);
     CALL(MPI_Reduce_c, d, rd, (MPI_Count)3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 #endif
+    /* the v/w non-blocking collectives (distinct receive buffers: all in flight at once) */
+    {
+        MPI_Request q[6];
+        int cn[4] = {1, 2, 3, 4}, dp[4] = {0, 1, 3, 6}, on[4] = {1, 1, 1, 1}, sq[4] = {0, 1, 2, 3}, bd[4] = {0, 4, 8, 12};
+        MPI_Datatype ty[4] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT};
+        CALL(MPI_Igatherv, buf, rank + 1, MPI_INT, rbuf, cn, dp, MPI_INT, 1, MPI_COMM_WORLD, &q[0]);
+        moved("MPI_Igatherv", 4 * (rank + 1), rank == 1 ? 40 : 0);
+        CALL(MPI_Iscatterv, buf, cn, dp, MPI_INT, rbuf + 16, rank + 1, MPI_INT, 2, MPI_COMM_WORLD, &q[1]);
+        moved("MPI_Iscatterv", rank == 2 ? 40 : 0, 4 * (rank + 1));
+        CALL(MPI_Iallgatherv, buf, rank + 1, MPI_INT, rbuf + 32, cn, dp, MPI_INT, MPI_COMM_WORLD, &q[2]);
+        moved("MPI_Iallgatherv", 4 * (rank + 1), 40);
+        CALL(MPI_Ialltoallv, buf, on, sq, MPI_INT, rbuf + 48, on, sq, MPI_INT, MPI_COMM_WORLD, &q[3]);
+        moved("MPI_Ialltoallv", 16, 16);
+        CALL(MPI_Ialltoallw, buf, on, bd, ty, rbuf + 56, on, bd, ty, MPI_COMM_WORLD, &q[4]);
+        moved("MPI_Ialltoallw", 16, 16);
+        CALL(MPI_Ireduce_scatter, d, rd, cn, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q[5]);
+        moved("MPI_Ireduce_scatter", 80, 8 * (rank + 1));
+        CALL(MPI_Waitall, 6, q, MPI_STATUSES_IGNORE);
+    }
+    /* neighbourhood collectives: on a directed ring (MPI_Dist_graph_create: one edge to the
+     * right, so one neighbour in and one out) and on a periodic 1-D Cartesian grid (two) */
+    {
+        MPI_Comm g, cg;
+        MPI_Request q[2];
+        int src[1] = {rank}, deg[1] = {1}, dst[1] = {right}, dims[1] = {4}, periods[1] = {1};
+        CALL(MPI_Dist_graph_create, MPI_COMM_WORLD, 1, src, deg, dst, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+        CALL(MPI_Neighbor_allgather, buf, 2, MPI_INT, rbuf, 2, MPI_INT, g);
+        moved("MPI_Neighbor_allgather", 8, 8);
+        CALL(MPI_Neighbor_alltoall, buf, 3, MPI_INT, rbuf, 3, MPI_INT, g);
+        moved("MPI_Neighbor_alltoall", 12, 12);
+        CALL(MPI_Cart_create, MPI_COMM_WORLD, 1, dims, periods, 0, &cg);
+        CALL(MPI_Ineighbor_allgather, buf, 2, MPI_INT, rbuf, 2, MPI_INT, cg, &q[0]);
+        CALL(MPI_Ineighbor_alltoall, buf, 1, MPI_INT, rbuf + 8, 1, MPI_INT, cg, &q[1]);
+        moved("MPI_Ineighbor_allgather", 16, 16);
+        moved("MPI_Ineighbor_alltoall", 8, 8);
+        CALL(MPI_Waitall, 2, q, MPI_STATUSES_IGNORE);
+        CALL(MPI_Comm_free, &g);
+        CALL(MPI_Comm_free, &cg);
+    }
+#if MPI_VERSION >= 4
+    /* the other MPI-4 large-count functions */
+    {
+        MPI_Request q[7];
+        MPI_Buffer_attach(bsbuf, sizeof bsbuf);
+        CALL(MPI_Bsend_c, buf, (MPI_Count)2, MPI_INT, right, 120, MPI_COMM_WORLD);
+        CALL(MPI_Recv, rbuf, 2, MPI_INT, left, 120, MPI_COMM_WORLD, &st);
+        sent(right, 120, 8);
+        got(left, 120, 8);
+        CALL(MPI_Irecv, rbuf, 1, MPI_INT, left, 121, MPI_COMM_WORLD, &q[0]);
+        CALL(MPI_Irecv, rbuf + 1, 2, MPI_INT, left, 122, MPI_COMM_WORLD, &q[1]);
+        CALL(MPI_Irecv, rbuf + 3, 3, MPI_INT, left, 123, MPI_COMM_WORLD, &q[2]);
+        CALL(MPI_Irecv, rbuf + 6, 4, MPI_INT, left, 124, MPI_COMM_WORLD, &q[3]);
+        CALL(MPI_Barrier, MPI_COMM_WORLD); /* the receives posted everywhere (ready sends) */
+        CALL(MPI_Rsend_c, buf, (MPI_Count)1, MPI_INT, right, 121, MPI_COMM_WORLD);
+        CALL(MPI_Issend_c, buf, (MPI_Count)2, MPI_INT, right, 122, MPI_COMM_WORLD, &q[4]);
+        CALL(MPI_Ibsend_c, buf, (MPI_Count)3, MPI_INT, right, 123, MPI_COMM_WORLD, &q[5]);
+        CALL(MPI_Irsend_c, buf, (MPI_Count)4, MPI_INT, right, 124, MPI_COMM_WORLD, &q[6]);
+        CALL(MPI_Waitall, 7, q, MPI_STATUSES_IGNORE);
+        for (int t = 121; t <= 124; t++) {
+            sent(right, t, 4 * (t - 120));
+            got(left, t, 4 * (t - 120));
+        }
+        CALL(MPI_Sendrecv_c, buf, (MPI_Count)3, MPI_INT, right, 125, rbuf, (MPI_Count)3, MPI_INT, left, 125,
+             MPI_COMM_WORLD, &st);
+        sent(right, 125, 12);
+        got(left, 125, 12);
+        MPI_Buffer_detach(&bp, &bs);
+        CALL(MPI_Gather_c, buf, (MPI_Count)2, MPI_INT, rbuf, (MPI_Count)2, MPI_INT, 0, MPI_COMM_WORLD);
+        moved("MPI_Gather_c", 8, rank == 0 ? 32 : 0);
+        CALL(MPI_Scatter_c, buf, (MPI_Count)2, MPI_INT, rbuf, (MPI_Count)2, MPI_INT, 3, MPI_COMM_WORLD);
+        moved("MPI_Scatter_c", rank == 3 ? 32 : 0, 8);
+        CALL(MPI_Allgather_c, buf, (MPI_Count)1, MPI_INT, rbuf, (MPI_Count)1, MPI_INT, MPI_COMM_WORLD);
+        moved("MPI_Allgather_c", 4, 16);
+        CALL(MPI_Alltoall_c, buf, (MPI_Count)1, MPI_INT, rbuf, (MPI_Count)1, MPI_INT, MPI_COMM_WORLD);
+        moved("MPI_Alltoall_c", 16, 16);
+        CALL(MPI_Scan_c, d, rd, (MPI_Count)3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        moved("MPI_Scan_c", 24, 24);
+        CALL(MPI_Exscan_c, d, rd, (MPI_Count)3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        moved("MPI_Exscan_c", 24, 24);
+        CALL(MPI_Reduce_scatter_block_c, d, rd, (MPI_Count)2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        moved("MPI_Reduce_scatter_block_c", 64, 16);
+        CALL(MPI_Ibcast_c, buf, (MPI_Count)3, MPI_INT, 0, MPI_COMM_WORLD, &q[0]);
+        moved("MPI_Ibcast_c", rank == 0 ? 12 : 0, rank == 0 ? 0 : 12);
+        CALL(MPI_Ireduce_c, d, rd, (MPI_Count)2, MPI_DOUBLE, MPI_SUM, 1, MPI_COMM_WORLD, &q[1]);
+        moved("MPI_Ireduce_c", 16, rank == 1 ? 16 : 0);
+        CALL(MPI_Iallreduce_c, d + 8, rd + 8, (MPI_Count)2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &q[2]);
+        moved("MPI_Iallreduce_c", 16, 16);
+        CALL(MPI_Waitall, 3, q, MPI_STATUSES_IGNORE);
+    }
+#endif
     /* collectives */
     for (int i = 0; i < 3; i++) CALL(MPI_Barrier, MPI_COMM_WORLD);
     for (int i = 0; i < 2; i++) CALL(MPI_Bcast, buf, 4, MPI_INT, 1, MPI_COMM_WORLD);
@@ -396,6 +498,7 @@ int main(int argc, char **argv)
 
     did("MPI_Finalize");
     for (int i = 0; i < nf; i++) fprintf(ex, "call %s %d\n", fname[i], fcount[i]);
+    for (int i = 0; i < nb; i++) fprintf(ex, "bytes %s %ld %ld\n", bname[i], bsent[i], brecv[i]);
     fclose(ex);
     MPI_Finalize();
     return 0;

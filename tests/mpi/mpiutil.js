@@ -47,9 +47,10 @@ function run(cmd, args, env, timeoutMs) {
 }
 
 // mpiexec -n N with per-rank environment (-genv), e.g. {LD_PRELOAD: preload()}.
+// One file per rank unless the test asks for aggregation (JAGER_MPI_AGGREGATE: 1).
 function mpiexec(n, env, prog, args, timeoutMs) {
   const a = ['-n', String(n)];
-  for (const [k, v] of Object.entries(env || {})) a.push('-genv', k, String(v));
+  for (const [k, v] of Object.entries(Object.assign({ JAGER_MPI_AGGREGATE: '0' }, env || {}))) a.push('-genv', k, String(v));
   a.push(prog, ...(args || []));
   return run(E.MPIEXEC, a, {}, timeoutMs);
 }

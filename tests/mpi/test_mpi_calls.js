@@ -38,6 +38,13 @@ for (let k = 0; k < N; k++) {
     (JSON.stringify(wk) === JSON.stringify(gk) ? '' : ` (want ${wk} got ${gk})`));
   const bad = wk.filter((f) => want[f] !== got[f]).map((f) => `${f} want ${want[f]} got ${got[f]}`);
   check(bad.length === 0, `rank ${k}: exactly as many mpi.call events per function as calls made ${bad.join(', ')}`);
+  // bytes and recv_bytes per function, summed, where the program says (v/w, neighbourhood, large-count)
+  const bw = exp.filter((e) => e[0] === 'bytes');
+  const bbad = bw.filter((e) => {
+    const cs = u.calls(evs).filter((c) => c.func === e[1]);
+    return cs.reduce((n, c) => n + c.bytes, 0) !== Number(e[2]) || cs.reduce((n, c) => n + c.recv_bytes, 0) !== Number(e[3]);
+  }).map((e) => `${e[1]} want ${e[2]}/${e[3]}`);
+  check(bw.length >= 10 && bbad.length === 0, `rank ${k}: bytes sent/received of ${bw.length} functions as the program counts them ${bbad.join(', ')}`);
   // messages: the recorded ones are exactly the ones the program made
   const { sends, recvs } = u.messages(k, evs);
   const key = (a) => a.map((m) => m.join(' ')).sort().join('\n');

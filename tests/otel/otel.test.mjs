@@ -414,6 +414,13 @@ test('hang', async () => {
   assert.ok(sum.includes('OpenTelemetry export'), 'jager summary has the otel section');
   const line = otel.split('\n').find((l) => l.startsWith('span '));
   assert.match(line, new RegExp(`^span\\s+${s.seen}\\s+0\\s+.*queue_full ${s.proc('queue_full')}.*timeout ${s.cause('timeout')}`));
+  // … and its JSON the same numbers, cause by cause.
+  const js = JSON.parse(execFileSync(CLI, ['summary', '--format', 'json', run1.out]).toString()).otel;
+  assert.equal(js.span.seen, s.seen);
+  assert.equal(js.span.exported, 0);
+  assert.equal(js.span.not_exported.queue_full, s.proc('queue_full'));
+  assert.equal(js.span.not_exported.timeout, s.cause('timeout'));
+  assert.equal(js.metric_data_point.exported, md.seen);
   assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length, 'logs unaffected');
 });
 
@@ -502,9 +509,14 @@ test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, asy
     assert.ok(s, `span ${j.site} arrived`);
     assert.equal(s.name, j.site);
     assert.equal(hex(s.parentSpanId), j.parent_id ? spanId(salt, j.thread, j.parent_id) : rootId);
+    // the Julia task that ran it (task records; the root task is the binding's task 1)
+    assert.equal(Number(attr(s.attributes, 'jager.task.id')), 1, `span ${j.site} carries its task`);
   }
   assert.equal(logsOf(r.got).length, rec.logs.length);
   assert.ok(rec.logs.length >= 5);
+  // code.method, interned by the binding (one string-table entry), arrives as its text
+  const methods = logsOf(r.got).map((l) => attr(l.attributes, 'code.method'));
+  assert.ok(methods.every((m) => typeof m === 'string' && m.startsWith('Tuple{') && m === methods[0]), JSON.stringify(methods));
   const s = accounted(rec, 'span', rec.spans.length + 1);
   assert.equal(s.exported, s.seen);
   assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length);
@@ -521,22 +533,23 @@ test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, asy
   assert.ok(Math.abs(dur.asDouble - want) <= 1e-9 * Math.max(1, want), `gc.pause ${field} sum as in the .jgr`);
 });
 
-async function propagate(childCmd, childSite, extraEnv = {}) {
+async function propagate(childCmd, childSite, extraEnv = {}, prefix = 'propagate-') {
+  // Each test its own file prefix: ctest runs these in parallel in the same folder.
   // Two processes, one trace: the parent injects its context (the plugin made the process
   // span current), the child reads it from a socket into TRACEPARENT before recording.
   const r = await receiver();
-  for (const f of fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-'))) fs.rmSync(path.join(DIR, f));
+  for (const f of fs.readdirSync(DIR).filter((f) => f.startsWith(prefix))) fs.rmSync(path.join(DIR, f));
   await new Promise((resolve, reject) => {
     const p = spawn(process.env.OTEL_PROPAGATE, childCmd, {
       env: { ...extraEnv, PATH: process.env.PATH, JAGER_PLUGINS: 'otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
-        JAGER_OUTPUT: path.join(DIR, 'propagate-%p.jgr'), ...endpoint(r.port) },
+        JAGER_OUTPUT: path.join(DIR, `${prefix}%p.jgr`), ...endpoint(r.port) },
       stdio: 'inherit',
     });
     const kill = setTimeout(() => p.kill('SIGKILL'), 280000);
     p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`otel_propagate exited ${code}`)); });
   });
   await r.close();
-  const recs = fs.readdirSync(DIR).filter((f) => f.startsWith('propagate-')).map((f) => recording(path.join(DIR, f)));
+  const recs = fs.readdirSync(DIR).filter((f) => f.startsWith(prefix)).map((f) => recording(path.join(DIR, f)));
   assert.equal(recs.length, 2, 'one recording per process');
   const parent = recs.find((x) => x.spans.some((s) => s.site === 'request'));
   const child = recs.find((x) => x.spans.some((s) => s.site === childSite));
@@ -560,9 +573,68 @@ async function propagate(childCmd, childSite, extraEnv = {}) {
 
 test('propagate', () => propagate([], 'handle'));
 
+test('propagate_late', async () => {
+  // The child adopts the parent's context after it started recording (a server thread per
+  // request): its spans from then on join the parent's trace, the first of them a child of
+  // the parent's process span; spans before the extract and after clearing stay in its own.
+  const r = await receiver();
+  for (const f of fs.readdirSync(DIR).filter((f) => f.startsWith('late-'))) fs.rmSync(path.join(DIR, f), { recursive: true, force: true });
+  await new Promise((resolve, reject) => {
+    const p = spawn(process.env.OTEL_PROPAGATE, [], {
+      env: { PATH: process.env.PATH, JAGER_PLUGINS: 'otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_QUIET: '1', OTEL_SERVICE_NAME: 'otel-test',
+        OTEL_PROPAGATE_LATE: '1', JAGER_OUTPUT: path.join(DIR, 'late-%p.jgr'), ...endpoint(r.port) },
+      stdio: 'inherit',
+    });
+    const kill = setTimeout(() => p.kill('SIGKILL'), 280000);
+    p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`otel_propagate exited ${code}`)); });
+  });
+  await r.close();
+  const recs = fs.readdirSync(DIR).filter((f) => f.startsWith('late-')).map((f) => recording(path.join(DIR, f)));
+  assert.equal(recs.length, 2, 'one recording per process');
+  const parent = recs.find((x) => x.spans.some((s) => s.site === 'request'));
+  const child = recs.find((x) => x.spans.some((s) => s.site === 'handle'));
+  assert.ok(parent && child && parent !== child);
+  const ptrace = parent.meta['otel.trace_id'], ctrace = child.meta['otel.trace_id'];
+  assert.notEqual(ptrace, ctrace, 'the child started its own trace');
+  // The .jgr says when the thread adopted and left the parent's context.
+  const ctx = child.ev.filter((e) => e.type === 'context');
+  const adopted = ctx.find((e) => e.set && e.trace_id === ptrace);
+  assert.ok(adopted, 'a context record with the parent trace');
+  assert.equal(adopted.trace_span_id, parent.meta['otel.root_span_id']);
+  const jh = child.spans.find((s) => s.site === 'handle');
+  assert.equal(adopted.first_span, jh.span_id, 'first span under the context is handle');
+  assert.ok(ctx.some((e) => !e.set && e.time_ns > adopted.time_ns), 'the clear is recorded');
+  const spans = spansOf(r.got);
+  assert.equal(spans.length, 7, 'request, before, handle, inner, after and both process spans');
+  const by = (name) => spans.find((s) => s.name === name);
+  const salt = child.meta['otel.span_id_salt'];
+  const id = (site) => { const j = child.spans.find((s) => s.site === site); return spanId(salt, j.thread, j.span_id); };
+  assert.equal(hex(by('handle').traceId), ptrace);
+  assert.equal(hex(by('handle').parentSpanId), parent.meta['otel.root_span_id'], 'handle is a child of the remote span');
+  assert.equal(hex(by('handle').spanId), id('handle'));
+  assert.equal(hex(by('inner').traceId), ptrace);
+  assert.equal(hex(by('inner').parentSpanId), id('handle'), 'inner stays under handle');
+  for (const n of ['before', 'after']) {
+    assert.equal(hex(by(n).traceId), ctrace, `${n} is in the child's own trace`);
+    assert.equal(hex(by(n).parentSpanId), child.meta['otel.root_span_id']);
+  }
+  const logs = logsOf(r.got);
+  assert.equal(logs.length, 1);
+  assert.equal(hex(logs[0].traceId), ptrace);
+  // CSV export of the context table: same records as the dump.
+  const out = path.join(DIR, 'late-csv');
+  fs.rmSync(out, { recursive: true, force: true });
+  const file = fs.readdirSync(DIR).filter((f) => f.startsWith('late-') && f.endsWith('.jgr')).map((f) => path.join(DIR, f))
+    .find((f) => recording(f).spans.some((s) => s.site === 'handle'));
+  execFileSync(CLI, ['export', '--format', 'csv', '-o', out, file]);
+  const rows = fs.readFileSync(path.join(out, 'context.csv'), 'utf8').trim().split('\n');
+  assert.equal(rows.length - 1, ctx.length, 'context.csv has every context record');
+  assert.ok(rows.some((l) => l.includes(ptrace)));
+});
+
 test('propagate_julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, () =>
   propagate(['sh', process.env.OTEL_JULIA_RUNNER, path.join(here, 'otel_propagate.jl')], 'handle',
-    { JAGER_LIB: process.env.JAGER_LIB, JAGER_TEST_DEPOT: process.env.JAGER_TEST_DEPOT, HOME: process.env.HOME || '/tmp' }));
+    { JAGER_LIB: process.env.JAGER_LIB, JAGER_TEST_DEPOT: process.env.JAGER_TEST_DEPOT, HOME: process.env.HOME || '/tmp' }, 'propagate_julia-'));
 
 test('sampled', async () => {
   // JAGER_SAMPLE=1/4: a quarter of the spans become events (and OTLP spans); the histograms

@@ -32,7 +32,8 @@ static void *worker(void *arg)
             for (long w = 0; w < work; w++) sink += (uint64_t)w * 2654435761u;
             if (k == 0 && i % 50 == 0) {
                 jager_attr a[2] = {{.key = "iteration", .kind = JAGER_ATTR_I64, .value.i64 = i},
-                                   {.key = "phase", .kind = JAGER_ATTR_STR, .value.str = "assemble"}};
+                                   /* interned (one string-table entry): the sink exports its text */
+                                   {.key = "phase", .kind = JAGER_ATTR_STR_ID, .value.i64 = jager_string_intern("assemble")}};
                 jager_span_set_attrs(kk, a, 2);
             }
             jager_span_end(kk);

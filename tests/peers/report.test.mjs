@@ -326,11 +326,19 @@ test('command line: usage, missing input, unwritable output', () => {
 test('a truncated recording still gives a report of its good prefix (exit 3)', async () => {
   const whole = readFileSync(join(dir, 'run.jgr'));
   const cut = join(dir, 'cut.jgr'), cutHtml = join(dir, 'cut.html');
-  writeFileSync(cut, whole.subarray(0, Math.floor(whole.length * 0.9)));
-  const res = run(CLI, ['report', cut, '-o', cutHtml], null);
+  // Cut inside the event frames: where they end depends on the run (packed events are a
+  // small part of the file, the tables at its end a large one), so cut shorter until the
+  // prefix really lacks events.
+  let res, events = 0;
+  for (const frac of [0.9, 0.75, 0.6, 0.45, 0.3]) {
+    writeFileSync(cut, whole.subarray(0, Math.floor(whole.length * frac)));
+    res = run(CLI, ['report', cut, '-o', cutHtml], null);
+    const m = res.stderr.match(/partial results: (\d+) events/);
+    events = m ? Number(m[1]) : 0;
+    if (res.status === 3 && events > 0 && events < rec.spans) break;
+  }
   assert.equal(res.status, 3, res.stderr);
   assert.match(res.stderr, /partial results: (\d+) events/);
-  const events = Number(res.stderr.match(/partial results: (\d+) events/)[1]);
   const { page, context, errors } = await open(browser, cutHtml);
   try {
     const kpis = await page.$$eval('.kpi', (ks) => Object.fromEntries(ks.map((k) => [k.querySelector('.k').textContent, k.querySelector('.v').textContent])));

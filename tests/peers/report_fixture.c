@@ -97,6 +97,7 @@ int main(int argc, char **argv)
     cfg.plugin_path = plugin_dir;
     cfg.quiet = 1;
     cfg.ring_bytes = ring; /* no drops: the test compares exact counts */
+    cfg.sample_mode = JAGER_SAMPLE_ALL; /* and no thinning */
     if (jager_init(&cfg) != JAGER_OK) {
         fprintf(stderr, "report_fixture: jager_init: %s\n", jager_last_error());
         return 1;

@@ -3,7 +3,8 @@
 # hidden_hot as long outside any span): `jager summary` lists both as top functions with
 # their shares, `jager hunt` reports hidden_hot as unannotated_hotspot and names in_step
 # inside step, `jager export --format folded` folds every sample (counts sum to the
-# periods of the summary) and `go tool pprof -top` reads the .cpu.pb.gz profile naming both.
+# periods of the summary), speedscope's sampled profiles hold exactly the recorded samples,
+# and `go tool pprof -top` reads the .cpu.pb.gz profile naming both.
 # Usage: run-tools-check.sh JAGER_CLI SAMPLER_HOT PLUGIN_DIR
 set -eu
 cli=$1 hot=$2 plugins=$3
@@ -39,6 +40,9 @@ periods=$("$cli" dump "$tmp/hot.jgr" | grep '"type":"sampler.summary"' | sed -n 
 [ -n "$periods" ] && [ "$folded" = "$periods" ] || fail "folded counts $folded != periods $periods"
 grep -q ';main;hidden_hot [0-9]*$' "$tmp/hot.folded" || fail "no main;hidden_hot stack in the folded file"
 grep -q ';main;in_step [0-9]*$' "$tmp/hot.folded" || fail "no main;in_step stack in the folded file"
+
+# speedscope: sampled profiles equal to the recording's samples (check_speedscope.mjs, Node.js)
+node "$(dirname "$0")/check_speedscope.mjs" "$cli" "$tmp/hot.jgr" "$tmp" || fail "speedscope sampled profiles"
 
 "$cli" export --format pprof -o "$tmp/hot.pb.gz" "$tmp/hot.jgr"
 [ -f "$tmp/hot.cpu.pb.gz" ] || fail "no .cpu.pb.gz profile"

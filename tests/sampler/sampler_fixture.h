@@ -24,7 +24,7 @@ typedef struct fx_run {
     size_t ns;
     fx_thread t[64];
     size_t nt;
-    uint64_t summary[14];
+    uint64_t summary[16]; /* sampler.summary's fields in order ([14] slow_walks, [15] symbolize_ns) */
     int have_summary;
     char mode[16];
     uint64_t spans;

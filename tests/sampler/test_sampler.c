@@ -10,7 +10,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,34 @@ static int g_no_stacks;
     do {                                    \
         if (!g_no_stacks) assert_true(x);   \
     } while (0)
+
+/* `libunwind-dlopen`: libunwind reached this process with the plugin's dlopen, so its
+ * thread-local block is allocated on a thread's first use (malloc): the sampler must then
+ * never run libunwind's fast trace in a handler. Proven on each workload thread by its
+ * block still being unallocated when it ends (dl_iterate_phdr gives NULL for it). */
+static int g_unw_dlopen;
+static atomic_int g_threads_with_unwind_tls;
+
+static int unwind_tls_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "/libunwind.so")) return 0;
+    *(int *)arg = info->dlpi_tls_data != NULL;
+    return 1;
+}
+
+/* 1 when this thread has libunwind's thread-local block, 0 when not, -1 when no libunwind */
+static int unwind_tls_here(void)
+{
+    int r = -1;
+    dl_iterate_phdr(unwind_tls_cb, &r);
+    return r;
+}
+
+static void note_unwind_tls(void)
+{
+    if (unwind_tls_here() == 1) atomic_fetch_add(&g_threads_with_unwind_tls, 1);
+}
 
 /* ---- workloads: a dependent multiply chain the compiler can neither drop nor fold ----
  * Each calls tick() now and then: GCC sets up no frame in a leaf function that needs no
@@ -100,8 +130,19 @@ static void check_mode(const fx_run *r)
     assert_null(strstr(first + 1, "sampling "));
 }
 
-/* Two functions in a 3:1 split of CPU time, interleaved in small slices so the split
- * holds at every scale: their shares of the samples are 75/25 within a few percent. */
+static double thread_cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Two functions in a 3:1 split of CPU time, interleaved in small slices. The slices' lengths
+ * are drawn at random (a fixed-seed LCG): a fixed period of 4/3 ms locks onto a 250 Hz tick
+ * (three iterations a tick) and then the timer lands at the same phase every time, which is a
+ * property of the workload, not of the sampler. The share of samples is judged against the
+ * share of CPU time each function measurably had on this thread, so a machine that runs the
+ * two at different speeds (frequency steps, a neighbour on the core) moves both alike. */
 static void test_split_3_to_1(void **unused)
 {
     (void)unused;
@@ -110,9 +151,19 @@ static void test_split_3_to_1(void **unused)
     /* timers fire at the kernel's tick (250 Hz here) whatever the rate: more work for as
      * many samples */
     int iters = strcmp(g_mode, "timer") == 0 ? 1800 : 600;
+    uint64_t lcg = 0x9e3779b97f4a7c15ull;
+    double cpu_a = 0, cpu_b = 0;
     for (int i = 0; i < iters; i++) { /* ≈ iters ms of busy_a, a third of that of busy_b */
-        busy_a(u);
-        busy_b(u / 3);
+        lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t fa = 512 + ((lcg >> 33) & 1023); /* 0.5 .. 1.5 of a unit, in 1/1024ths */
+        uint64_t fb = 512 + ((lcg >> 13) & 1023);
+        double t0 = thread_cpu_ms();
+        busy_a(u * fa / 1024);
+        double t1 = thread_cpu_ms();
+        busy_b(u * fb / 3072);
+        double t2 = thread_cpu_ms();
+        cpu_a += t1 - t0;
+        cpu_b += t2 - t1;
     }
     fx_run r;
     fx_stop(path, &r);
@@ -120,11 +171,15 @@ static void test_split_3_to_1(void **unused)
     uint64_t me = fx_gettid(); /* the collector and the plugin thread have samples too */
     size_t a = fx_count(&r, "busy_a", UINT64_MAX, me), b = fx_count(&r, "busy_b", UINT64_MAX, me);
     size_t mine = fx_count(&r, NULL, UINT64_MAX, me);
-    print_message("samples %zu: busy_a %zu, busy_b %zu (share %.3f)\n", r.ns, a, b, (double)a / (double)(a + b));
+    double cpu_share = cpu_a / (cpu_a + cpu_b);
+    print_message("samples %zu: busy_a %zu, busy_b %zu (share %.3f; CPU time %.0f ms : %.0f ms, share %.3f)\n", r.ns, a,
+                  b, (double)a / (double)(a + b), cpu_a, cpu_b, cpu_share);
     STAT_TRUE(a + b >= 400);
     STAT_TRUE(a + b >= mine * 9 / 10); /* the two functions are nearly all the thread's CPU time */
+    STAT_TRUE(cpu_share > 0.6 && cpu_share < 0.9); /* the premise: about 3:1 was run */
     double share = (double)a / (double)(a + b);
-    STAT_TRUE(share > 0.71 && share < 0.79);
+    /* binomial: 400+ samples at p≈0.75 put 3.5 sigma at ±0.076 */
+    STAT_TRUE(share > cpu_share - 0.08 && share < cpu_share + 0.08);
     /* the callers are there: the walk went past the leaf */
     size_t with_caller = 0;
     for (size_t i = 0; i < r.ns; i++)
@@ -183,6 +238,7 @@ static void test_attribution(void **unused)
 static void *never_emits(void *arg)
 {
     busy_thread(*(uint64_t *)arg);
+    note_unwind_tls();
     return (void *)(uintptr_t)fx_gettid();
 }
 
@@ -201,6 +257,7 @@ static void test_thread_that_never_emits(void **unused)
     uint64_t tid = (uint64_t)(uintptr_t)ret;
     fx_run r;
     fx_stop(path, &r);
+    if (g_unw_dlopen) assert_int_equal(atomic_load(&g_threads_with_unwind_tls), 0);
     size_t mine = fx_count(&r, NULL, UINT64_MAX, tid), in_busy = fx_count(&r, "busy_a", UINT64_MAX, tid);
     uint64_t periods = 0; /* Σ weight: a timer counts the periods it could not signal */
     for (size_t i = 0; i < r.ns; i++)
@@ -241,6 +298,7 @@ static void *span_storm(void *arg)
         jager_span c = jager_span_begin(s1); /* back-to-back records: signals hit mid-write */
         jager_span_end(c);
     }
+    note_unwind_tls();
     return (void *)(uintptr_t)fx_gettid();
 }
 
@@ -265,6 +323,10 @@ static void test_heavy_span_traffic(void **unused)
                   (unsigned long long)r.stats.events_dropped);
     assert_int_equal(r.stats.events_dropped, 0);
     assert_int_equal(r.spans, 6 * (uint64_t)g_storm);
+    if (g_unw_dlopen) { /* no walk allocated libunwind's block on any thread, this one included */
+        assert_int_equal(atomic_load(&g_threads_with_unwind_tls), 0);
+        assert_int_equal(unwind_tls_here(), 0);
+    }
     STAT_TRUE(r.ns >= 40);
     assert_int_equal(r.summary[4], r.ns);
     size_t on_storm = 0, attributed = 0;
@@ -276,13 +338,68 @@ static void test_heavy_span_traffic(void **unused)
     fx_free(&r);
 }
 
+/* `test_sampler MODE libunwind`: the walks of a Julia process (libunwind's fast trace from
+ * the handler through the signal frame) on the same C workloads. The attribution case
+ * checks every busy_a sample's caller exactly, so each walk must have crossed the signal
+ * frame into the interrupted code; the thread and storm cases run the walk on a thread
+ * that never calls Jäger and at 10 kHz amid span writes. Each checks that the fast trace
+ * found the interrupted frame in every walk (summary.slow_walks, exact). */
+static void check_fast_trace(void **unused)
+{
+    (void)unused;
+    uint64_t u = units_per_ms();
+    const char *path = fx_start(1000, g_mode, 0);
+    int iters = fx_perf_available() ? 200 : 800; /* timers: the kernel's tick, not 1 kHz */
+    for (int i = 0; i < iters; i++) busy_outer(u);
+    fx_run r;
+    fx_stop(path, &r);
+    size_t a = fx_count(&r, "busy_a", UINT64_MAX, fx_gettid()), with_caller = 0;
+    for (size_t i = 0; i < r.ns; i++)
+        if (strcmp(r.s[i].leaf, "busy_a") == 0 && strcmp(r.s[i].caller, "busy_outer") == 0) with_caller++;
+    print_message("samples %zu: busy_a %zu (called by busy_outer %zu), slow walks %llu\n", r.ns, a, with_caller,
+                  (unsigned long long)r.summary[14]);
+    if (g_unw_dlopen) {
+        assert_non_null(strstr(r.diags, "fast trace is off (libunwind was loaded with dlopen"));
+        assert_non_null(strstr(r.diags, "libunwind walks (unw_step)"));
+        assert_int_equal(unwind_tls_here(), 0);
+    } else {
+        assert_non_null(strstr(r.diags, "libunwind walks (fast trace)"));
+    }
+    STAT_TRUE(a >= 100);
+    assert_int_equal(with_caller, a);      /* every one: the walk crossed the signal frame */
+    assert_int_equal(r.summary[14], 0);    /* summary.slow_walks */
+    assert_int_equal(r.summary[4], r.ns);
+    fx_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) g_mode = argv[1];
+    /* libunwind: the executable links libunwind, so it is loaded at start-up (as libjulia
+     * brings it into Julia 1.5) and the fast trace runs on every thread; libunwind-dlopen:
+     * the plugin's dlopen brings it (as in a C program, or Julia 1.6+) */
+    g_unw_dlopen = argc > 2 && strcmp(argv[2], "libunwind-dlopen") == 0;
+    int unw = argc > 2 && (strcmp(argv[2], "libunwind") == 0 || g_unw_dlopen);
     if (getenv("JAGER_UNDER_VALGRIND")) {
+        /* libunwind validates addresses by write(2)ing them to a pipe, which memcheck
+         * reports: the libunwind variant runs in the plain and sanitizer builds only */
+        if (unw) return 0;
         g_storm = 10000;
         g_no_stacks = 1;
         setenv("JAGER_SAMPLER_DEPTH", "1", 1);
+    }
+#if defined(__SANITIZE_THREAD__)
+    if (unw) return 0; /* the plugin walks with unw_step under TSan (libunwind's trace cache) */
+#endif
+    if (unw) {
+        setenv("JAGER_SAMPLER_UNWIND", "libunwind", 1);
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(check_fast_trace),
+            cmocka_unit_test(test_attribution),
+            cmocka_unit_test(test_thread_that_never_emits),
+            cmocka_unit_test(test_heavy_span_traffic),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_3_to_1),

@@ -12,6 +12,10 @@
  *   rec_driver julia-clean OUT.jgr        the same kind of run without problems
  *   rec_driver flood OUT.jgr N            N spans as fast as possible (big-file tests, bench)
  *   rec_driver drops OUT.jgr              bursts into a tiny ring, so events are dropped
+ *   rec_driver phases OUT.jgr             a known call tree on two threads, recorded with the
+ *                                         JAGER_* environment (ring size, sampling); prints
+ *                                         drops, spans, and the CPU ns of the process, of the
+ *                                         main thread before shutdown and of the worker
  *   rec_driver clock OUT.jgr              two 40 ms phases on the main thread while a thread
  *                                         named "jager-gc" emits gc.sample, whose cumulative
  *                                         gc_total_ns (a DURATION_NS field) reads 5 s
@@ -25,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "internal.h"
@@ -39,6 +44,10 @@ static void spin_ns(uint64_t ns)
 }
 
 static uint64_t ring_bytes = 8u << 20;
+/* Every span an event unless a scenario asks otherwise: the tools' tests count events
+ * exactly (the default's thinning of hot sites has its own scenario). */
+static uint32_t sample_mode = JAGER_SAMPLE_ALL, sample_n = 1;
+static uint64_t sample_interval_ns = 1000000u;
 
 static int start(const char *out, const char *plugins)
 {
@@ -49,6 +58,9 @@ static int start(const char *out, const char *plugins)
     cfg.plugins = plugins;
     cfg.plugin_path = JAGER_TEST_PLUGIN_DIR;
     cfg.ring_bytes = ring_bytes;
+    cfg.sample_mode = sample_mode;
+    cfg.sample_n = sample_n;
+    cfg.sample_interval_ns = sample_interval_ns;
     jager_status st = jager_init(&cfg);
     if (st != JAGER_OK) {
         fprintf(stderr, "rec_driver: jager_init: %s (%s)\n", jager_strerror(st), jager_last_error());
@@ -309,6 +321,22 @@ static int run_flood(const char *out, unsigned long long n)
     return 0;
 }
 
+/* ---- sampled: JAGER_SAMPLE_AUTO thins a hot site on purpose, a cold one keeps all ---- */
+
+static int run_sampled(const char *out)
+{
+    sample_mode = JAGER_SAMPLE_AUTO;
+    sample_n = 50;                  /* budget: 50 spans per window per site and thread */
+    sample_interval_ns = 600000000000ull; /* one window for the whole run: exact counts */
+    if (start(out, NULL) != 0) return 1;
+    jager_site hot = jager_site_register("hot_loop", "sampled.c", 1);
+    jager_site cold = jager_site_register("cold_call", "sampled.c", 2);
+    for (int i = 0; i < 5000; i++) jager_span_end(jager_span_begin(hot));
+    for (int i = 0; i < 20; i++) jager_span_end(jager_span_begin(cold));
+    jager_shutdown();
+    return 0;
+}
+
 /* ---- drops ---- */
 
 static int run_drops(const char *out)
@@ -324,6 +352,91 @@ static int run_drops(const char *out)
     jager_stats(&st);
     jager_shutdown();
     printf("%llu %llu\n", (unsigned long long)st.events_dropped, (unsigned long long)st.spans_total);
+    return 0;
+}
+
+/* ---- phases: a known call tree, recorded with any ring and sampling (JAGER_* env) ----
+ * main { setup(1) step × 50 { force × 40 { pair × 10 } force_barrier × 40 } heavy(1, 20 ms) }
+ * and a worker thread: work × 2000 { pair }. Durations are spun, so two runs of it agree
+ * node by node in time within a few percent and exactly in calls. */
+
+static jager_site ph_main, ph_setup, ph_step, ph_force, ph_barrier, ph_pair, ph_heavy, ph_work;
+
+static uint64_t thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static uint64_t worker_cpu;
+
+static void *phases_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 2000; i++) {
+        jager_span w = jager_span_begin(ph_work);
+        jager_span p = jager_span_begin(ph_pair);
+        spin_ns(1000);
+        jager_span_end(p);
+        jager_span_end(w);
+    }
+    worker_cpu = thread_cpu();
+    return NULL;
+}
+
+static int run_phases(const char *out)
+{
+    jager_config cfg;
+    jager_config_init(&cfg);
+    if (jager_config_from_env(&cfg) != JAGER_OK) return 1;
+    cfg.output = out;
+    cfg.quiet = 1;
+    if (jager_init(&cfg) != JAGER_OK) return 1;
+    ph_main = jager_site_register("main", "phases.c", 1);
+    ph_setup = jager_site_register("setup", "phases.c", 2);
+    ph_step = jager_site_register("step", "phases.c", 3);
+    ph_force = jager_site_register("CalcFBHourglassForceForElems.omp", "phases.c", 4);
+    ph_barrier = jager_site_register("CalcFBHourglassForceForElems.omp_barrier", "phases.c", 5);
+    ph_pair = jager_site_register("pair", "phases.c", 6);
+    ph_heavy = jager_site_register("heavy", "phases.c", 7);
+    ph_work = jager_site_register("work", "phases.c", 8);
+    pthread_t th;
+    if (pthread_create(&th, NULL, phases_worker, NULL) != 0) return 1;
+    jager_span m = jager_span_begin(ph_main);
+    jager_span su = jager_span_begin(ph_setup);
+    spin_ns(2000000);
+    jager_span_end(su);
+    for (int s = 0; s < 50; s++) {
+        jager_span st = jager_span_begin(ph_step);
+        for (int f = 0; f < 40; f++) {
+            jager_span fo = jager_span_begin(ph_force);
+            for (int p = 0; p < 10; p++) {
+                jager_span pa = jager_span_begin(ph_pair);
+                spin_ns(500);
+                jager_span_end_bytes(pa, 64);
+            }
+            jager_span_end(fo);
+            jager_span b = jager_span_begin(ph_barrier);
+            spin_ns(2000);
+            jager_span_end(b);
+        }
+        jager_span_end(st);
+    }
+    jager_span h = jager_span_begin(ph_heavy);
+    spin_ns(20000000);
+    jager_span_end(h);
+    jager_span_end(m);
+    pthread_join(th, NULL);
+    jager_stat stat = {.struct_size = sizeof stat};
+    jager_stats(&stat);
+    uint64_t main_cpu = thread_cpu();
+    jager_shutdown();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    uint64_t proc = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+                    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+    printf("%llu %llu %llu %llu %llu\n", (unsigned long long)stat.events_dropped, (unsigned long long)stat.spans_total,
+           (unsigned long long)proc, (unsigned long long)main_cpu, (unsigned long long)worker_cpu);
     return 0;
 }
 
@@ -373,11 +486,13 @@ static int run_clock(const char *out)
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "drops")) return run_drops(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "sampled")) return run_sampled(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "phases")) return run_phases(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "clock")) return run_clock(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "nest")) return run_nest(argv[2], argv[3]);
     if (argc >= 3 && !strcmp(argv[1], "julia")) return run_julia(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "julia-clean")) return run_julia_clean(argv[2]);
     if (argc >= 4 && !strcmp(argv[1], "flood")) return run_flood(argv[2], strtoull(argv[3], NULL, 10));
-    fprintf(stderr, "usage: rec_driver nest OUT EXPECT | julia OUT | julia-clean OUT | flood OUT N | clock OUT\n");
+    fprintf(stderr, "usage: rec_driver nest OUT EXPECT | julia OUT | julia-clean OUT | flood OUT N | clock OUT | sampled OUT\n");
     return 2;
 }

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "hunt_priv.h"
 #include "hunt_rules.h"
 #include "internal.h"
 #include "model.h"
@@ -148,6 +149,12 @@ static jm_model *fresh_model(jager_reader **r, const jm_options *o)
     while (jager_reader_next(*r, &ev) > 0) {
     }
     jm_model *m = NULL;
+    jm_options own;
+    if (!o) { /* the events fed are ours, not the file's: no exact paths from it */
+        jm_options_default(&own);
+        own.events_only = 1;
+        o = &own;
+    }
     assert_int_equal(jm_model_new(*r, o, &m), JAGER_OK);
     return m;
 }
@@ -252,6 +259,7 @@ static void test_node_cap(void **state)
     jm_options o;
     jm_options_default(&o);
     o.max_tree_nodes = 3;
+    o.events_only = 1;
     jm_model *m = fresh_model(&r, &o);
     /* 40 top-level spans over 4 sites, then a nest under D: more paths than the cap. */
     uint32_t sites[4] = {sA, sB, sC, sD};
@@ -286,12 +294,75 @@ static void test_text_fit(void **state)
     jm_text_fit(buf, sizeof buf, "bad\xff utf", 0);
     assert_string_equal(buf, "bad? utf");
     assert_int_equal(jm_text_fit(buf, sizeof buf, "abcdefghij", 5), 5);
-    assert_string_equal(buf, "abcd\xE2\x80\xA6");
+    assert_string_equal(buf, "ab\xE2\x80\xA6ij"); /* cut in the middle, the end kept */
+    /* siblings that differ only at the end stay apart (issue 11 item 7) */
+    char a[64], b[64];
+    assert_int_equal(jm_text_fit(a, sizeof a, "CalcFBHourglassForceForElems.omp", 24), 24);
+    assert_int_equal(jm_text_fit(b, sizeof b, "CalcFBHourglassForceForElems.omp_barrier", 24), 24);
+    assert_string_equal(a, "CalcFBHourg\xE2\x80\xA6" "ForElems.omp");
+    assert_string_equal(b, "CalcFBHourg\xE2\x80\xA6.omp_barrier");
+    assert_int_equal(jm_text_fit(buf, sizeof buf, "\xC3\xA4\xC3\xA4\xC3\xA4\xC3\xA4\xC3\xA4x", 4), 4); /* äääääx */
+    assert_string_equal(buf, "\xC3\xA4\xE2\x80\xA6\xC3\xA4x");
     assert_int_equal(jm_text_fit(buf, sizeof buf, "abcde", 5), 5);
     assert_string_equal(buf, "abcde");
     assert_int_equal(jm_text_fit(buf, sizeof buf, "ä€x", 0), 3);
     jm_text_fit(buf, 4, "abcdefgh", 0); /* cut to the buffer */
     assert_string_equal(buf, "abc");
+}
+
+/* A recording whose ring drops most spans: the trees are the exact call paths, and what
+ * the hunt takes as a site's time (hunt_site_time) is the exact outermost time, never
+ * scaled above the site's total as event-derived times were. */
+static void test_exact_tree_under_drops(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path(".jgr");
+    jager_config cfg = tu_config(4096);
+    cfg.output = path;
+    assert_int_equal(jager_init(&cfg), JAGER_OK);
+    jager_site so = jager_site_register("outer_x", "x.c", 1), si = jager_site_register("inner_x", "x.c", 2);
+    for (int i = 0; i < 200; i++) { /* 20000 spans: a 4 KiB ring drops even when the collector is quick */
+        jager_span o = jager_span_begin(so);
+        for (int k = 0; k < 100; k++) jager_span_end(jager_span_begin(si));
+        jager_span_end(o);
+    }
+    jager_stat st = {.struct_size = sizeof st};
+    jager_stats(&st);
+    jager_shutdown();
+    assert_true(st.events_dropped > 2000);
+    jager_reader *r = NULL;
+    assert_int_equal(jager_reader_open(path, &r), JAGER_OK);
+    jm_model *m = NULL;
+    int rc = -99;
+    assert_int_equal(jm_model_build(r, NULL, &m, &rc), JAGER_OK);
+    assert_true(m->exact_paths);
+    assert_int_equal(m->tree_lost_calls, 0);
+    uint32_t o = child(&m->merged, 0, so);
+    assert_int_not_equal(o, JM_NONE);
+    uint32_t in = child(&m->merged, o, si);
+    assert_int_not_equal(in, JM_NONE);
+    assert_int_equal(m->merged.nodes[o].calls, 200);
+    assert_int_equal(m->merged.nodes[in].calls, 20000);
+    const jm_site *s_out = jm_site_get(m, so), *s_in = jm_site_get(m, si);
+    assert_int_equal(m->merged.nodes[o].incl_ns, s_out->total_ns);
+    assert_int_equal(m->merged.nodes[in].incl_ns, s_in->total_ns);
+    assert_int_equal(m->merged.nodes[o].excl_ns, s_out->total_ns - s_in->total_ns);
+    assert_true(s_in->ev_calls < 20000); /* the events alone are short */
+    assert_true(hunt_site_time(s_out) == (double)s_out->total_ns);
+    assert_true(hunt_site_time(s_in) == (double)s_in->total_ns);
+    /* the same file read with the events only: short, and flagged */
+    jm_model_free(m);
+    jager_reader_close(r);
+    assert_int_equal(jager_reader_open(path, &r), JAGER_OK);
+    jm_options ev;
+    jm_options_default(&ev);
+    ev.events_only = 1;
+    assert_int_equal(jm_model_build(r, &ev, &m, &rc), JAGER_OK);
+    assert_false(m->exact_paths);
+    assert_true(m->tree_lost_calls > 0);
+    jm_model_free(m);
+    jager_reader_close(r);
+    remove(path);
 }
 
 static void test_hunt_quiet_and_ranked(void **state)
@@ -358,6 +429,102 @@ static void test_random_records(void **state)
     jager_reader_close(r);
 }
 
+/* Deep and branching (issue 16 item 7): a 3,000-deep recursion over three sites with
+ * leaf siblings at every level, and a recursion of one site under it. The tree built from
+ * the events (the only one of a file cut short) equals the exact call paths node for node
+ * — calls and inclusive time — and is built in linear time (the spans' pending subtrees
+ * move up in place instead of being copied at every level). */
+static jager_site deep_sites[4];
+static void deep_rec(int d, int depth)
+{
+    jager_span s = jager_span_begin(deep_sites[d % 3]);
+    if (d % 7 == 0) jager_span_end(jager_span_begin(deep_sites[3])); /* a leaf before the child */
+    if (d + 1 < depth) deep_rec(d + 1, depth);
+    if (d % 5 == 0) jager_span_end(jager_span_begin(deep_sites[3])); /* and one after */
+    if (d == depth - 1)
+        for (int k = 0; k < 50; k++) jager_span_end(jager_span_begin(deep_sites[0])); /* same site as the recursion */
+    jager_span_end(s);
+}
+
+static void assert_same_tree(const jm_tree *a, uint32_t na, const jm_tree *b, uint32_t nb, uint64_t *visited)
+{
+    /* iteratively: (node in a, node in b) pairs */
+    uint32_t cap = 1024, n = 0;
+    uint32_t *st = malloc(cap * 2 * sizeof *st);
+    assert_non_null(st);
+    st[n * 2] = na;
+    st[n * 2 + 1] = nb;
+    n++;
+    while (n) {
+        n--;
+        uint32_t x = st[n * 2], y = st[n * 2 + 1];
+        (*visited)++;
+        uint32_t kids_a = 0, kids_b = 0;
+        for (uint32_t c = b->nodes[y].first_child; c != JM_NONE; c = b->nodes[c].next_sibling) kids_b++;
+        for (uint32_t c = a->nodes[x].first_child; c != JM_NONE; c = a->nodes[c].next_sibling) {
+            kids_a++;
+            uint32_t d = child(b, y, a->nodes[c].site);
+            assert_int_not_equal(d, JM_NONE);
+            assert_int_equal(a->nodes[c].calls, b->nodes[d].calls);
+            assert_int_equal(a->nodes[c].incl_ns, b->nodes[d].incl_ns);
+            assert_int_equal(a->nodes[c].depth, b->nodes[d].depth);
+            if (n == cap) {
+                cap *= 2;
+                st = realloc(st, cap * 2 * sizeof *st);
+                assert_non_null(st);
+            }
+            st[n * 2] = c;
+            st[n * 2 + 1] = d;
+            n++;
+        }
+        assert_int_equal(kids_a, kids_b);
+    }
+    free(st);
+}
+
+static void test_deep_event_tree_equals_paths(void **state)
+{
+    (void)state;
+    const char *path = tu_tmp_path(".jgr");
+    jager_config c = tu_config(1u << 24); /* every span an event */
+    c.output = path;
+    assert_int_equal(jager_init(&c), JAGER_OK);
+    deep_sites[0] = jager_site_register("deep.a", "d.c", 1);
+    deep_sites[1] = jager_site_register("deep.b", "d.c", 2);
+    deep_sites[2] = jager_site_register("deep.c", "d.c", 3);
+    deep_sites[3] = jager_site_register("deep.leaf", "d.c", 4);
+    enum { DEPTH = 3000 };
+    deep_rec(0, DEPTH);
+    deep_rec(0, 40); /* a second, shallow call of the same recursion */
+    jager_stat st = {.struct_size = sizeof st};
+    jager_shutdown();
+    assert_int_equal(jager_stats(&st), JAGER_OK);
+    assert_int_equal(st.events_dropped, 0);
+    jm_model *exact = NULL, *ev = NULL;
+    jager_reader *r1 = NULL, *r2 = NULL;
+    int rc;
+    assert_int_equal(jager_reader_open(path, &r1), JAGER_OK);
+    assert_int_equal(jm_model_build(r1, NULL, &exact, &rc), JAGER_OK);
+    assert_true(exact->exact_paths);
+    assert_int_equal(jager_reader_open(path, &r2), JAGER_OK);
+    jm_options o;
+    jm_options_default(&o);
+    o.events_only = 1;
+    assert_int_equal(jm_model_build(r2, &o, &ev, &rc), JAGER_OK);
+    assert_false(ev->exact_paths);
+    assert_int_equal(ev->tree_lost_calls, 0);
+    uint64_t visited = 0;
+    assert_same_tree(&exact->merged, 0, &ev->merged, 0, &visited);
+    assert_int_equal(visited, exact->merged.count);
+    assert_int_equal(exact->merged.count, ev->merged.count);
+    assert_true(exact->merged.count > DEPTH);
+    jm_model_free(exact);
+    jm_model_free(ev);
+    jager_reader_close(r1);
+    jager_reader_close(r2);
+    remove(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +532,8 @@ int main(void)
         cmocka_unit_test(test_open_at_end), cmocka_unit_test(test_gc_overlap),
         cmocka_unit_test(test_node_cap),    cmocka_unit_test(test_text_fit),
         cmocka_unit_test(test_hunt_quiet_and_ranked), cmocka_unit_test(test_random_records),
+        cmocka_unit_test(test_exact_tree_under_drops),
+        cmocka_unit_test(test_deep_event_tree_equals_paths),
     };
     return cmocka_run_group_tests(tests, make_recording, drop_recording);
 }

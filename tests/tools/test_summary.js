@@ -84,7 +84,8 @@ const txt = jager(['summary', nest]);
 check(txt.code === 0, 'text exit 0');
 check(/instrumentation [0-9.]+% of run/.test(txt.out) && /dropped 0/.test(txt.out), 'header with cost and drops');
 check(/^outer\s+1\s/m.test(txt.out) && /^  middle\s+10\s/m.test(txt.out) && /^    inner\s+100\s/m.test(txt.out), 'nested rows');
-check(!txt.out.includes('\x01') && txt.out.includes('\\x0a<script>'), 'control bytes escaped in text');
+check(!txt.out.includes('\x01') && txt.out.includes('\\x0a<scrip') && txt.out.includes('\\x01 end'),
+  'control bytes escaped in text, a long name cut in the middle');
 
 // Signature breakdown of a site with several signatures (Julia-side telemetry).
 const jl = record('julia');
@@ -139,4 +140,37 @@ const { json: tc } = jagerJson(['summary', ck, '--threads']);
 const mainTree = tc && tc.trees.find((t) => !t.helper);
 check(mainTree && Math.abs(mainTree.nodes.reduce((a, n) => a + n.pct_parent, 0) - 100) < 0.5, 'per thread: the main thread\'s shares sum to 100 %');
 check(tc && tc.trees.some((t) => t.helper && t.name === 'jager-gc'), 'the helper thread is marked');
+
+// Sites thinned on purpose (JAGER_SAMPLE=auto) are "sampled 1 in N" in summary, hunt and
+// the report, with exact totals, and never reported as lost or dropped.
+const sm = record('sampled');
+const { json: ss } = jagerJson(['summary', sm]);
+const hot = ss && ss.sites.find((x) => x.name === 'hot_loop');
+const cold = ss && ss.sites.find((x) => x.name === 'cold_call');
+check(hot && hot.calls === 5000 && hot.event_calls === 50 && hot.thinned === 4950 && hot.dropped === 0,
+  `hot site: 5000 calls exact, 50 recorded, 4950 thinned (${hot && [hot.calls, hot.event_calls, hot.thinned, hot.dropped]})`);
+check(hot && hot.sampled_1_in === 100, `hot site sampled 1 in 100 (${hot && hot.sampled_1_in})`);
+check(cold && cold.calls === 20 && cold.thinned === 0 && cold.sampled_1_in === 0, 'cold site: every call recorded');
+check(ss && ss.run.dropped === 0 && ss.run.sampled_sites === 1 && ss.run.tree_lost_calls === 0 && ss.run.partial_sites === 0,
+  'thinning is neither a drop nor a loss');
+const st = jager(['summary', sm]).out;
+check(/hot_loop  sampled 1 in 100 \(50 of 5000 calls recorded, 4950 thinned\)/.test(st), 'summary text says "sampled 1 in 100"');
+check(!/never reached the file/.test(st) && /dropped 0/.test(st), 'summary text reports no loss');
+const ht = jager(['hunt', sm]).out;
+check(/hot_loop sampled 1 in 100/.test(ht) && !/dropped/.test(ht), 'hunt text: sampled, not dropped');
+const { json: hs } = jagerJson(['hunt', sm]);
+check(hs && hs.sampled_sites.length === 1 && hs.sampled_sites[0].sampled_1_in === 100 && hs.sampled_sites[0].thinned === 4950,
+  'hunt JSON lists the sampled site');
+check(hs && !hs.findings.some((f) => f.kind === 'dropped_events'), 'no dropped_events finding');
+const smHtml = tmp('sampled.html');
+jager(['report', sm, '-o', smHtml]);
+let rs = null;
+try {
+  rs = JSON.parse(/<script type="application\/json" id="jager-data">([\s\S]*?)<\/script>/.exec(fs.readFileSync(smHtml, 'utf8'))[1]);
+} catch (e) {
+  console.log(`report data unreadable: ${e.message}`);
+}
+const row = rs && rs.table.find((r) => (rs.sites[r.k] || [])[0] === 'hot_loop');
+check(row && row.sampled === 100 && !row.lost && row.calls === 5000, `report table: sampled 1 in 100, nothing lost (${JSON.stringify(row && [row.sampled, row.lost])})`);
+check(rs && rs.dropped === 0 || (rs && rs.run && rs.run.dropped === 0), 'report: no drops');
 done();

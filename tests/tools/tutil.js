@@ -92,4 +92,23 @@ function* walk(nodes, parent = null) {
   }
 }
 
-module.exports = { tmp, check, done, run, jager, jagerJson, record, recordBarrier, recordExample, walk, dir };
+// Julia 1.5.3 for the julia-labelled tests (scripts/install-julia.sh; exits with a FAIL line
+// when it cannot be had) and a depot next to the build, so the binding precompiles once, not
+// on every run: { julia, depot, lib } with lib the build's libjager.so.
+function juliaSetup() {
+  const src = process.env.JAGER_SOURCE_DIR;
+  const inst = run(path.join(src, 'scripts', 'install-julia.sh'), ['--print']);
+  if (inst.code !== 0) {
+    console.log('FAIL Julia could not be installed (scripts/install-julia.sh --print):\n' + inst.err);
+    process.exit(1);
+  }
+  const depot = path.join(path.dirname(process.env.JAGER_BIN), '..', 'tests', 'tools', 'julia-depot');
+  fs.mkdirSync(depot, { recursive: true });
+  return {
+    julia: inst.out.trim().split('\n').pop(),
+    depot,
+    lib: path.join(path.dirname(process.env.JAGER_BIN), '..', 'lib', 'libjager.so'),
+  };
+}
+
+module.exports = { tmp, check, done, run, jager, jagerJson, record, recordBarrier, recordExample, walk, dir, juliaSetup };

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "bench_doc.h"
 #include "commands.h"
+#include "outfile.h"
 #include "compare.h"
 #include "compare_jgr.h"
 #include "history.h"
@@ -105,8 +106,25 @@ static int history(const char **paths, size_t n, const jc_options *o, int annota
     return rc;
 }
 
+/* "w": atomically onto a regular file, straight onto a device or pipe (outfile.h); "a"
+ * (the CI step summary) appends in place. */
 static int write_markdown_file(const char *path, const jc_report *r, const char *mode, int comment)
 {
+    if (!strcmp(mode, "w")) {
+        tu_outfile o;
+        char err[1024];
+        if (tu_outfile_open(&o, path, err, sizeof err) != 0) {
+            fprintf(stderr, "jager compare: %s\n", err);
+            return -1;
+        }
+        if (comment) fputs("<!-- jager-compare -->\n", o.f);
+        jc_print_markdown(o.f, r);
+        if (tu_outfile_close(&o, 1, err, sizeof err) != 0) {
+            fprintf(stderr, "jager compare: %s: write failed%s%s\n", path, err[0] ? ": " : "", err);
+            return -1;
+        }
+        return 0;
+    }
     FILE *f = fopen(path, mode);
     if (!f) { fprintf(stderr, "jager compare: %s: %s\n", path, strerror(errno)); return -1; }
     if (comment) fputs("<!-- jager-compare -->\n", f);

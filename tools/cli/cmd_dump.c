@@ -10,12 +10,14 @@
 
 #include "args.h"
 #include "commands.h"
+#include "job.h"
 #include "toolutil.h"
 
 static void usage(FILE *out)
 {
-    fputs("usage: jager dump FILE.jgr [--type NAME] [--limit N]\n"
+    fputs("usage: jager dump FILE.jgr… | FOLDER [--type NAME] [--limit N]\n"
           "  one JSON object per event and line, in file order\n"
+          "  several files, a job file or a folder: the ranks in order, each line with its \"rank\"\n"
           "  --type NAME  only events of this type (\"span\", \"log\", \"gc.pause\", ...)\n"
           "  --limit N    stop after N events\n",
           out);
@@ -55,6 +57,7 @@ static void put_attrs(FILE *out, const uint8_t *a, const uint8_t *end)
         case JAGER_ATTR_I64: fprintf(out, "%" PRId64, v.i64); break;
         case JAGER_ATTR_F64: put_double(out, v.f64); break;
         case JAGER_ATTR_BOOL: fputs(v.i64 ? "true" : "false", out); break;
+        case JAGER_ATTR_STR_ID: fprintf(out, "{\"string_id\":%" PRId64 "}", v.i64); break; /* as recorded: the id */
         default: tu_json_str(out, v.str, v.str_len);
         }
     }
@@ -64,7 +67,7 @@ static void put_attrs(FILE *out, const uint8_t *a, const uint8_t *end)
 
 static const char *drop_reason(uint32_t reason)
 {
-    static const char *names[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
+    static const char *names[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink", "bad_emit", "after_stop"};
     return reason < sizeof names / sizeof names[0] ? names[reason] : "unknown";
 }
 
@@ -100,6 +103,14 @@ static void put_plugin_fields(FILE *out, const jager_reader *r, const jager_type
     fputc('}', out);
 }
 
+/* ,"key":"<lowercase hex of n bytes>" */
+static void put_hex(FILE *out, const char *key, const uint8_t *p, size_t n)
+{
+    fprintf(out, ",\"%s\":\"", key);
+    for (size_t i = 0; i < n; i++) fprintf(out, "%02x", p[i]);
+    fputc('"', out);
+}
+
 /* The body of one event after "type", "thread" and the times. */
 static void put_body(FILE *out, const jager_reader *r, const jager_event *ev)
 {
@@ -120,11 +131,8 @@ static void put_body(FILE *out, const jager_reader *r, const jager_event *ev)
         put_site(out, r, l->site);
         static const uint8_t zero[16];
         if (memcmp(l->trace_id, zero, 16) != 0) {
-            fputs(",\"trace_id\":\"", out);
-            for (int i = 0; i < 16; i++) fprintf(out, "%02x", l->trace_id[i]);
-            fputs("\",\"trace_span_id\":\"", out);
-            for (int i = 0; i < 8; i++) fprintf(out, "%02x", l->ctx_span_id[i]);
-            fputc('"', out);
+            put_hex(out, "trace_id", l->trace_id, 16);
+            put_hex(out, "trace_span_id", l->ctx_span_id, 8);
         }
         const char *body;
         uint32_t blen;
@@ -151,7 +159,14 @@ static void put_body(FILE *out, const jager_reader *r, const jager_event *ev)
     case JAGER_EV_MARK:
         fputs(",\"name\":", out);
         put_string_id(out, r, h->aux);
+        if ((size_t)h->words * 8u >= sizeof(jager_rec_mark) + 8u) /* jager_mark_attrs() */
+            put_attrs(out, (const uint8_t *)h + sizeof(jager_rec_mark) + 8u, end);
         break;
+    case JAGER_EV_TASK: {
+        const jager_rec_task *k = (const jager_rec_task *)h;
+        fprintf(out, ",\"task\":%" PRIu64 ",\"first_span\":%" PRIu32, k->task, k->first_span);
+        break;
+    }
     case JAGER_EV_DROP:
         fprintf(out, ",\"reason\":\"%s\",\"count\":%" PRIu64, drop_reason(h->aux), ((const jager_rec_drop *)h)->count);
         break;
@@ -177,6 +192,14 @@ static void put_body(FILE *out, const jager_reader *r, const jager_event *ev)
         tu_json_str(out, (const char *)(e + 1), e->msg_len);
         break;
     }
+    case JAGER_EV_CONTEXT: {
+        const jager_rec_context *c = (const jager_rec_context *)h;
+        fprintf(out, ",\"set\":%s", h->aux ? "true" : "false");
+        put_hex(out, "trace_id", c->trace_id, 16);
+        put_hex(out, "trace_span_id", c->span_id, 8);
+        fprintf(out, ",\"first_span\":%" PRIu32 ",\"flags\":%u", c->first_span, c->flags);
+        break;
+    }
     default: {
         const jager_type_desc *td = jager_reader_type(r, ev->type);
         if (td && !td->builtin) put_plugin_fields(out, r, td, h);
@@ -187,41 +210,54 @@ static void put_body(FILE *out, const jager_reader *r, const jager_event *ev)
 
 int cmd_dump(int argc, char **argv)
 {
-    const char *path = NULL, *type_name = NULL;
+    const char *type_name = NULL;
     uint64_t limit = UINT64_MAX;
     const cli_opt opts[] = {
         CLI_STRING_OPT("--type", NULL, &type_name),
         {.name = "--limit", .kind = CLI_UINT, .dest = &limit, .min = 0, .max = (double)UINT64_MAX, .bad = "--limit wants a number"},
     };
-    const cli_spec spec = {"dump", usage, opts, sizeof opts / sizeof opts[0], 1, 1, 0, NULL};
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    if (!paths) return JAGER_EXIT_INPUT;
+    const cli_spec spec = {"dump", usage, opts, sizeof opts / sizeof opts[0], 1, (size_t)argc, 0, NULL};
     size_t npos;
-    int parsed = cli_parse(&spec, argc, argv, &path, &npos);
-    if (parsed) return cli_parse_exit(parsed);
-    jager_reader *r = cli_open("dump", path);
-    if (!r) return JAGER_EXIT_INPUT;
-    FILE *out = stdout;
-    jager_event ev;
-    int rc = 0;
-    uint64_t n = 0;
-    while (n < limit && (rc = jager_reader_next(r, &ev)) > 0) {
-        const jager_type_desc *td = jager_reader_type(r, ev.type);
-        if (type_name && (!td || strcmp(td->name, type_name) != 0)) continue;
-        fputs("{\"type\":", out);
-        tu_json_str(out, td ? td->name : NULL, (size_t)-1);
-        fprintf(out, ",\"type_id\":%u,\"thread\":%" PRIu32, ev.type, ev.thread);
-        if (ev.type != JAGER_EV_SPAN_ATTR)
-            fprintf(out, ",\"time_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64, ev.time_ns, ev.end_ns);
-        put_body(out, r, &ev);
-        fputs("}\n", out);
-        n++;
+    int parsed = cli_parse(&spec, argc, argv, paths, &npos);
+    if (parsed) {
+        free(paths);
+        return cli_parse_exit(parsed);
     }
-    if (n == limit) rc = 0;
-    fflush(out);
-    int code = cli_finish("dump", path, r, rc);
+    jm_job *j = cli_open_job("dump", paths, npos);
+    free(paths);
+    if (!j) return JAGER_EXIT_INPUT;
+    /* the parts of a job: each line says its rank ("rank" first), parts in rank order */
+    int tag = j->n > 1 || j->from_job_file, code = JAGER_EXIT_OK;
+    FILE *out = stdout;
+    uint64_t n = 0;
+    for (size_t p = 0; p < j->n; p++) {
+        jager_reader *r = j->parts[p].r;
+        jager_event ev;
+        int rc = 0;
+        while (n < limit && (rc = jager_reader_next(r, &ev)) > 0) {
+            const jager_type_desc *td = jager_reader_type(r, ev.type);
+            if (type_name && (!td || strcmp(td->name, type_name) != 0)) continue;
+            if (tag) fprintf(out, "{\"rank\":%lld,\"type\":", (long long)j->parts[p].rank);
+            else fputs("{\"type\":", out);
+            tu_json_str(out, td ? td->name : NULL, (size_t)-1);
+            fprintf(out, ",\"type_id\":%u,\"thread\":%" PRIu32, ev.type, ev.thread);
+            if (ev.type != JAGER_EV_SPAN_ATTR)
+                fprintf(out, ",\"time_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64, ev.time_ns, ev.end_ns);
+            put_body(out, r, &ev);
+            fputs("}\n", out);
+            n++;
+        }
+        if (n == limit) rc = 0;
+        fflush(out);
+        int c = cli_finish("dump", j->parts[p].label, r, rc);
+        if (c > code) code = c;
+    }
     if (ferror(out) && code == JAGER_EXIT_OK) {
         fprintf(stderr, "jager dump: write error on standard output\n");
         code = JAGER_EXIT_INPUT;
     }
-    jager_reader_close(r);
+    jm_job_free(j);
     return code;
 }

@@ -10,11 +10,12 @@
 
 #include "args.h"
 #include "commands.h"
+#include "job.h"
 #include "toolutil.h"
 
 static void usage(FILE *out)
 {
-    fputs("usage: jager info FILE.jgr\n"
+    fputs("usage: jager info FILE.jgr | JOB.jgr | FOLDER\n"
           "  metadata, threads, event types with counts, drops, and whether the file ended cleanly\n",
           out);
 }
@@ -28,7 +29,7 @@ static const char *field_kind_name(uint32_t kind)
 
 static const char *drop_reason_name(int reason)
 {
-    static const char *names[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
+    static const char *names[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink", "bad_emit", "after_stop"};
     return reason < (int)(sizeof names / sizeof names[0]) ? names[reason] : "other";
 }
 
@@ -167,26 +168,30 @@ static void print_drops(FILE *out, const jager_reader *r, const counts *c)
         for (int i = 0; i < JAGER_DROP_REASONS; i++)
             if (st.dropped[i]) fprintf(out, " %s %" PRIu64, drop_reason_name(i), st.dropped[i]);
         fputc('\n', out);
+        if (st.sinks || st.events_pending || st.drop_reports || st.spans_cross_thread) /* 1.1 */
+            fprintf(out, "accounting: pending %" PRIu64 " drop_reports %" PRIu64 " spans_cross_thread %" PRIu64 "\n",
+                    st.events_pending, st.drop_reports, st.spans_cross_thread);
+        for (uint32_t i = 0; i < st.sinks; i++) {
+            jager_sink_stat ks = {.struct_size = sizeof ks};
+            if (jager_reader_sink_stats(r, i, &ks) != JAGER_OK) continue;
+            fprintf(out, "sink %u ", i);
+            tu_json_str(out, ks.name, (size_t)-1);
+            fprintf(out, " delivered %" PRIu64 " failed %" PRIu64 " batches_failed %" PRIu64 "\n", ks.events_delivered,
+                    ks.events_failed, ks.batches_failed);
+        }
     } else {
         fputs("stats: none\n", out);
     }
     fprintf(out, "drop_records: %" PRIu64 " events_lost %" PRIu64 "\n", c->drop_records, c->dropped_in_records);
 }
 
-int cmd_info(int argc, char **argv)
+/* One recording: its header, tables and drops. */
+static int info_one(const char *path, jager_reader *r)
 {
-    const char *path = NULL;
-    const cli_spec spec = {"info", usage, NULL, 0, 1, 1, 0, NULL};
-    size_t npos;
-    int parsed = cli_parse(&spec, argc, argv, &path, &npos);
-    if (parsed) return cli_parse_exit(parsed);
-    jager_reader *r = cli_open("info", path);
-    if (!r) return JAGER_EXIT_INPUT;
     counts c;
     memset(&c, 0, sizeof c);
     if (!(c.by_type = calloc(65536, sizeof *c.by_type))) {
         fprintf(stderr, "jager info: out of memory\n");
-        jager_reader_close(r);
         return JAGER_EXIT_INPUT;
     }
     jager_event ev;
@@ -208,6 +213,40 @@ int cmd_info(int argc, char **argv)
     int code = rc > 0 ? JAGER_EXIT_INPUT : cli_finish("info", path, r, rc);
     free(c.by_type);
     free(c.by_thread);
-    jager_reader_close(r);
+    return code;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    if (!paths) return JAGER_EXIT_INPUT;
+    /* one input: a recording, a job file or a folder of one job's rank files */
+    const cli_spec spec = {"info", usage, NULL, 0, 1, 1, 0, NULL};
+    size_t npos;
+    int parsed = cli_parse(&spec, argc, argv, paths, &npos);
+    if (parsed) {
+        free(paths);
+        return cli_parse_exit(parsed);
+    }
+    jm_job *j = cli_open_job("info", paths, npos);
+    free(paths);
+    if (!j) return JAGER_EXIT_INPUT;
+    int code = JAGER_EXIT_OK, job = j->n > 1 || j->from_job_file;
+    for (size_t p = 0; p < j->n; p++) {
+        if (job) { /* "rank N: " only for a rank's recording (not a worker's, another process's) */
+            printf("%s== ", p ? "\n" : "");
+            if (j->parts[p].rank >= 0) printf("rank %lld: ", (long long)j->parts[p].rank);
+            cli_put_safe(stdout, j->parts[p].label); /* a name read from a folder may hold control bytes */
+            printf(" ==\n");
+        }
+        int c = info_one(j->parts[p].label, j->parts[p].r);
+        if (c > code) code = c;
+    }
+    if (job && j->nmissing) {
+        printf("\nmissing rank(s):");
+        for (size_t i = 0; i < j->nmissing; i++) printf("%s%u", i ? "," : " ", j->missing[i]);
+        printf("\n");
+    }
+    jm_job_free(j);
     return code;
 }

@@ -4,10 +4,18 @@
  *
  * Each plugin is dlopen'ed and its entry symbol called, but it is never initialised: no
  * callback of the descriptor runs. The checks mirror the core's loader (sdk/src/loader.c),
- * so a plugin the core would refuse is shown with the same reason.
+ * so a plugin the core would refuse is shown with the same reason. Each plugin is read in
+ * a child process: one whose constructor aborts, or whose descriptor lies (an option count
+ * past its table), is reported as refused and the listing goes on.
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +72,9 @@ static int search_folders(folder *f, const char *list, const char *origin)
         add_folder(f, &n, p, len, origin);
         p = colon ? colon + 1 : p + len;
     }
-#ifdef JAGER_PLUGIN_INSTALL_DIR
-    add_folder(f, &n, JAGER_PLUGIN_INSTALL_DIR, strlen(JAGER_PLUGIN_INSTALL_DIR), "installed");
-#endif
-#ifdef JAGER_PLUGIN_BUILD_DIR
-    add_folder(f, &n, JAGER_PLUGIN_BUILD_DIR, strlen(JAGER_PLUGIN_BUILD_DIR), "build tree");
-#endif
+    /* The loader's own list: the same folders the core searches, nothing compiled in here. */
+    const char *dir, *from;
+    for (uint32_t i = 0; (dir = jager_plugin_default_folder(i, &from)); i++) add_folder(f, &n, dir, strlen(dir), from);
     return n;
 }
 
@@ -175,6 +180,76 @@ static int describe(FILE *out, const found *f)
     return rc;
 }
 
+/* describe() in a child process, its text passed on: a plugin that crashes, aborts or
+ * hangs (for DESCRIBE_TIMEOUT_MS) while it is opened or read is REFUSED, and only it. */
+#define DESCRIBE_TIMEOUT_MS 10000
+static int describe_isolated(FILE *out, const found *f)
+{
+    int p[2];
+    fflush(out);
+    if (pipe(p) != 0) return describe(out, f);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return describe(out, f);
+    }
+    if (pid == 0) {
+        close(p[0]);
+        FILE *w = fdopen(p[1], "w");
+        int rc = w ? describe(w, f) : 1;
+        if (w) fclose(w);
+        _exit(rc);
+    }
+    close(p[1]);
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int timed_out = 0;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long left = DESCRIBE_TIMEOUT_MS - (long)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0) {
+            timed_out = 1;
+            break;
+        }
+        struct pollfd pf = {p[0], POLLIN, 0};
+        int r = poll(&pf, 1, (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) continue;
+        if (len + 4096 > cap) {
+            char *b = realloc(text, cap ? cap * 2 : 8192);
+            if (!b) break;
+            text = b;
+            cap = cap ? cap * 2 : 8192;
+        }
+        ssize_t k = read(p[0], text + len, cap - len);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        len += (size_t)k;
+    }
+    close(p[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    int rc;
+    if (!timed_out && WIFEXITED(st)) {
+        if (len) fwrite(text, 1, len, out);
+        rc = WEXITSTATUS(st) ? 1 : 0;
+    } else {
+        fprintf(out, "%s  REFUSED: ", f->name);
+        if (timed_out) fprintf(out, "no answer within %d s while it was opened and read", DESCRIBE_TIMEOUT_MS / 1000);
+        else if (WIFSIGNALED(st)) fprintf(out, "it crashed while it was opened and read (%s)", strsignal(WTERMSIG(st)));
+        else fprintf(out, "it could not be read");
+        fprintf(out, "\n  %s\n", f->path);
+        rc = 1;
+    }
+    free(text);
+    return rc;
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -239,7 +314,7 @@ int cmd_plugins(int argc, char **argv)
             int shown = 0;
             for (int i = 0; i < n && !shown; i++) {
                 if (strcmp(all[i].name, want) != 0 || all[i].shadowed) continue;
-                if (describe(stdout, &all[i]) != 0) status = JAGER_EXIT_INPUT;
+                if (describe_isolated(stdout, &all[i]) != 0) status = JAGER_EXIT_INPUT;
                 shown = 1;
             }
             if (!shown) {
@@ -258,7 +333,7 @@ int cmd_plugins(int argc, char **argv)
             printf("%s  (shadowed by an earlier folder: not loaded)\n  %s\n", all[i].name, all[i].path);
             continue;
         }
-        describe(stdout, &all[i]);
+        describe_isolated(stdout, &all[i]);
     }
     return status;
 }

@@ -9,22 +9,37 @@
 
 #include "args.h"
 #include "commands.h"
+#include "job.h"
 #include "model.h"
+#include "summary_by.h"
+#include "summary_otel.h"
+#include "summary_rusage.h"
+#include "model_mpi.h"
+#include "summary_mpi.h"
+#include "summary_plugins.h"
 #include "toolutil.h"
 
 typedef struct summary_opts {
     const char *path;
+    const char **paths;
+    size_t npaths;
     int per_thread;
     int json;
     uint32_t depth; /* 0: unlimited */
+    const char *by; /* --by KEY: also group each site's calls by that span attribute */
 } summary_opts;
 
 static void usage(FILE *out)
 {
-    fputs("usage: jager summary FILE.jgr [--threads|--merged] [--format text|json] [--depth N]\n"
+    fputs("usage: jager summary FILE.jgr… | FOLDER [--threads|--merged] [--format text|json] [--depth N] [--by KEY]\n"
+          "  several files, a job file or a folder: the ranks of one MPI job, each rank's table and the MPI\n"
+          "  table over ranks (min/mean/max per function, the slowest rank, clock-condition violations)\n"
           "  --merged   one tree over all threads (default)\n"
           "  --threads  one tree per thread\n"
           "  --depth N  show call paths up to N levels deep\n"
+          "  --by KEY   also group each site's calls by the value of span attribute KEY\n"
+          "             (--by task: by the task that ran them, where tasks were recorded: Julia tasks;\n"
+          "             --by method: log records and span errors by their innermost method, code.method)\n"
           "Columns: calls, total and mean are per call path; p50/p99 are the site's (all paths, from the\n"
           "exact histogram); %parent is of the enclosing path (top level: of all threads' time);\n"
           "GC% is GC pause time inside the path's spans.\n",
@@ -42,12 +57,23 @@ static int parse_args(int argc, char **argv, summary_opts *o)
         {.name = "--merged", .kind = CLI_FLAG, .dest = &o->per_thread, .flag_value = 0},
         {.name = "--format", .kind = CLI_CHOICE, .dest = &o->json, .choices = formats, .bad = "unknown format '%s' (text or json)"},
         {.name = "--depth", .kind = CLI_UINT, .dest = &depth, .min = 0, .max = 100000, .bad = "--depth wants a number"},
+        CLI_STRING_OPT("--by", NULL, &o->by),
     };
-    const cli_spec spec = {"summary", usage, opts, sizeof opts / sizeof opts[0], 1, 1, 0, NULL};
-    size_t npos;
-    int parsed = cli_parse(&spec, argc, argv, &o->path, &npos);
+    const cli_spec spec = {"summary", usage, opts, sizeof opts / sizeof opts[0], 1, (size_t)argc, 0, NULL};
+    if (!(o->paths = calloc((size_t)argc + 1, sizeof *o->paths))) return -1;
+    int parsed = cli_parse(&spec, argc, argv, o->paths, &o->npaths);
+    o->path = o->paths[0];
     o->depth = (uint32_t)depth;
     return parsed;
+}
+
+/* CPU time the sampler saw in the recorder's own code on the program's threads, or -1 when
+ * the recording has no samples or no spans to spread it over. */
+static double sampled_recorder_ns(const jm_model *m)
+{
+    const jm_samples *s = &m->samples;
+    if (!s->weight || !m->have_stats || !m->stats.spans_total) return -1;
+    return (double)s->recorder_self * (double)s->cpu_ns / (double)s->weight;
 }
 
 /* ---- depth-first walk in display order (heaviest child first), without recursion ---- */
@@ -103,6 +129,8 @@ static double top_base(const jm_model *m, const jm_tree *t)
 /* ---- text ---- */
 
 #define NAME_COLS 44
+/* Rows indent two columns a level up to this; deeper rows name their depth. */
+#define MAX_INDENT 64u
 
 /* part / whole in percent, never above 100 (a part is never more than its whole). */
 static double share_pct(double part, double whole)
@@ -163,6 +191,54 @@ static void text_gpu(const jm_model *m)
     }
 }
 
+/* The recorder's accounting (docs/configuration.md, "Accounting"): what the program
+ * emitted, where each event went, and each sink's share. The identities hold exactly in
+ * every ring mode; a line says so, or by how much a file (cut short, or hand-made) is off. */
+static const char *const drop_names[JAGER_DROP_REASONS] = {"ring full", "overwritten", "no ring", "too large",
+                                                           "no sink took", "bad emit", "after stop", "reason 7"};
+
+static uint64_t before_sinks(const jager_stat *st)
+{
+    uint64_t n = st->events_recorded;
+    for (int i = 0; i < JAGER_DROP_REASONS; i++)
+        if (i != JAGER_DROP_SINK) n += st->dropped[i];
+    return n;
+}
+
+static void text_accounting(const jm_model *m)
+{
+    if (!m->have_stats) return;
+    const jager_stat *st = &m->stats;
+    uint64_t rhs = before_sinks(st);
+    printf("accounting: emitted %" PRIu64 " = recorded %" PRIu64, st->events_emitted, st->events_recorded);
+    for (int i = 0; i < JAGER_DROP_REASONS; i++)
+        if (i != JAGER_DROP_SINK && st->dropped[i]) printf(" + %s %" PRIu64, drop_names[i], st->dropped[i]);
+    if (rhs == st->events_emitted) printf(" (exact)\n");
+    else printf(" (off by %" PRId64 ")\n", (int64_t)(st->events_emitted - rhs));
+    if (st->sinks) {
+        uint64_t handed = st->events_recorded - st->events_pending + st->drop_reports;
+        printf("  to sinks: written %" PRIu64 " = recorded %" PRIu64 " − pending %" PRIu64 " + drop reports %" PRIu64 "%s\n",
+               st->events_written, st->events_recorded, st->events_pending, st->drop_reports,
+               handed == st->events_written ? " (exact)" : " (off)");
+        for (uint32_t i = 0; i < st->sinks; i++) {
+            jager_sink_stat ks = {.struct_size = sizeof ks};
+            if (jager_reader_sink_stats(m->reader, i, &ks) != JAGER_OK) continue;
+            char fit[64];
+            jm_text_fit(fit, sizeof fit, ks.name, 24);
+            printf("  sink %s: delivered %" PRIu64 " + failed %" PRIu64 " = %" PRIu64 "%s", fit, ks.events_delivered,
+                   ks.events_failed, ks.events_delivered + ks.events_failed,
+                   ks.events_delivered + ks.events_failed == st->events_written ? "" : " (registered late)");
+            if (ks.batches_failed) printf(" · %" PRIu64 " batch%s failed", ks.batches_failed, ks.batches_failed == 1 ? "" : "es");
+            printf("\n");
+        }
+        if (st->dropped[JAGER_DROP_SINK])
+            printf("  no sink took %" PRIu64 " event%s\n", st->dropped[JAGER_DROP_SINK], st->dropped[JAGER_DROP_SINK] == 1 ? "" : "s");
+    }
+    if (st->spans_cross_thread)
+        printf("  %" PRIu64 " span%s ended on another thread than began %s (recorded there as top-level spans)\n",
+               st->spans_cross_thread, st->spans_cross_thread == 1 ? "" : "s", st->spans_cross_thread == 1 ? "it" : "them");
+}
+
 static void text_header(const jm_model *m, const summary_opts *o)
 {
     char a[32], b[32], fit[512];
@@ -171,12 +247,42 @@ static void text_header(const jm_model *m, const summary_opts *o)
     printf("run %s · %" PRIu64 " events · %" PRIu64 " spans · %u thread%s · dropped %" PRIu64,
            tu_fmt_ns(a, sizeof a, (double)m->run_ns), m->events, m->spans, m->nthreads, m->nthreads == 1 ? "" : "s",
            m->dropped);
-    if (m->have_stats && m->stats.span_cost_ns_x1000)
-        printf(" · instrumentation %.2f%% of run (%" PRIu64 " spans × %s)", m->self_cost_pct, m->stats.spans_total,
-               tu_fmt_ns(b, sizeof b, (double)m->stats.span_cost_ns_x1000 / 1000.0));
+    if (m->have_stats && m->stats.span_cost_ns_x1000) {
+        if (m->julia_spans) /* Julia spans at the binding's measured cost (model_finish.c) */
+            printf(" · instrumentation %.2f%% of run (%" PRIu64 " Julia spans × %s measured", m->self_cost_pct,
+                   m->julia_spans, tu_fmt_ns(b, sizeof b, m->julia_span_cost_ns));
+        else
+            printf(" · instrumentation %.2f%% of run (", m->self_cost_pct);
+        if (!m->julia_spans || m->stats.spans_total > m->julia_spans)
+            printf("%s%" PRIu64 " spans × %s", m->julia_spans ? ", " : "", m->stats.spans_total - m->julia_spans,
+                   tu_fmt_ns(b, sizeof b, (double)m->stats.span_cost_ns_x1000 / 1000.0));
+        printf(")");
+    }
     if (m->info.truncated) printf(" · TRUNCATED file");
     else if (!m->info.clean_end) printf(" · no clean end");
     printf("\n");
+    /* What Jäger cost: on the program's threads (a span pair timed at start) and, on its
+     * own thread, the collector's CPU (drain, compression, writing) measured over the run. */
+    if (m->collector_cpu_ns_known) {
+        double per = m->collector_cpu_spans ? (double)m->collector_cpu_ns / (double)m->collector_cpu_spans : 0;
+        printf("self-cost: %s per span on the program's threads (timed at start) · collector %s CPU over the run",
+               tu_fmt_ns(a, sizeof a, (double)m->stats.span_cost_ns_x1000 / 1000.0),
+               tu_fmt_ns(b, sizeof b, (double)m->collector_cpu_ns));
+        if (m->collector_cpu_spans) printf(" = %s per span", tu_fmt_ns(fit, sizeof fit, per));
+        if (m->run_ns) printf(" (%.2f%% of one core)", (double)m->collector_cpu_ns / (double)m->run_ns * 100.0);
+        printf("\n");
+    }
+    /* With the sampler, the program threads' share measured on the run: samples whose
+     * innermost frame is the recorder's own code. */
+    double sampled = sampled_recorder_ns(m);
+    if (sampled >= 0)
+        printf("self-cost measured on the run (sampler): %s on the program's threads in the recorder's code "
+               "(%" PRIu64 " of %" PRIu64 " samples) = %s per span\n",
+               tu_fmt_ns(a, sizeof a, sampled), m->samples.recorder_self, m->samples.weight,
+               tu_fmt_ns(b, sizeof b, sampled / (double)m->stats.spans_total));
+    text_accounting(m);
+    printf("tree: %s\n", m->exact_paths ? "exact call paths (the core's per-path counts: every call, whatever was dropped or sampled)"
+                                         : "from span events (the file has no exact call paths)");
     const char *host = jager_reader_meta(m->reader, "host.name");
     const char *cmd = jager_reader_meta(m->reader, "process.command_line");
     if (host || cmd) {
@@ -196,6 +302,17 @@ static void text_header(const jm_model *m, const summary_opts *o)
     if (m->compile_count)
         printf("compiles %" PRIu64 ", %s codegen + %s inference\n", m->compile_count,
                tu_fmt_ns(a, sizeof a, (double)m->compile_ns), tu_fmt_ns(b, sizeof b, (double)m->inference_ns));
+    if (m->security_events) { /* the supply-chain scanner's (docs/supply-chain.md) */
+        printf("SECURITY: %" PRIu64 " supply-chain event%s — the code that ran differs from its lock:\n", m->security_events,
+               m->security_events == 1 ? "" : "s");
+        for (uint32_t i = 0; i < m->nsecurity; i++) {
+            char line[2048];
+            jm_text_fit(line, sizeof line, m->security[i].body, 0); /* whole, control bytes escaped */
+            printf("  %s\n", line);
+        }
+        if (m->security_events > m->nsecurity)
+            printf("  … and %" PRIu64 " more\n", m->security_events - m->nsecurity);
+    }
     if (m->logs[JM_SEV_WARN] || m->logs[JM_SEV_ERROR] || m->logs[JM_SEV_FATAL] || m->span_errors)
         printf("logs: %" PRIu64 " warn, %" PRIu64 " error, %" PRIu64 " fatal · span errors %" PRIu64 "\n",
                m->logs[JM_SEV_WARN], m->logs[JM_SEV_ERROR], m->logs[JM_SEV_FATAL], m->span_errors);
@@ -220,11 +337,27 @@ static void text_row(const jm_model *m, const jm_tree *t, uint32_t idx, double p
     const jm_node *n = &t->nodes[idx];
     const jm_site *s = jm_site_get(m, n->site);
     char name[512], c1[32], c2[32], c3[32], c4[32], c5[32], c6[32], c7[32];
+    /* A row deeper than the indent shows says its depth instead: "[130] name". */
+    char deep[16] = "";
+    if (indent > MAX_INDENT) {
+        indent = MAX_INDENT;
+        snprintf(deep, sizeof deep, "[%u] ", n->depth);
+    }
     uint32_t room = NAME_COLS > indent + 8 ? NAME_COLS - indent : 8;
-    int partial = (n->flags & JM_NODE_PARTIAL) != 0;
-    uint32_t w = jm_text_fit(name, sizeof name, jm_site_name(m, n->site), partial ? room - 2 : room);
+    int partial = (n->flags & JM_NODE_PARTIAL) != 0, sampled = s && s->sample_1_in;
+    uint32_t mark = (partial ? 2u : 0u) + (sampled ? 2u : 0u) + (uint32_t)strlen(deep);
+    uint32_t w = jm_text_fit(name + strlen(deep), sizeof name - strlen(deep), jm_site_name(m, n->site),
+                             room > mark + 8 ? room - mark : 8);
+    if (*deep) {
+        memcpy(name, deep, strlen(deep));
+        w += (uint32_t)strlen(deep);
+    }
     if (partial && strlen(name) + 3 <= sizeof name) {
         strcat(name, " ~"); /* short row: see the note under the tree */
+        w += 2;
+    }
+    if (sampled && strlen(name) + 3 <= sizeof name) {
+        strcat(name, " %"); /* sampled on purpose: see the note under the tree */
         w += 2;
     }
     printf("%*s%s%*s %10" PRIu64 " %10s %7s %10s %10s %10s %10s %6s %6" PRIu64 "\n", (int)indent, "", name,
@@ -255,7 +388,7 @@ static int text_tree(const jm_model *m, const jm_tree *t, const summary_opts *o,
         const jm_site *s = jm_site_get(m, n->site);
         if (s && s->sig_count > 1 && !sig_shown[n->site]) {
             sig_shown[n->site] = 1;
-            text_signatures(m, s, indent);
+            text_signatures(m, s, indent < MAX_INDENT ? indent : MAX_INDENT);
         }
         if ((!o->depth || n->depth < o->depth) && n->first_child != JM_NONE && walk_push(&w, c) != 0) goto oom;
     }
@@ -347,58 +480,25 @@ static int print_text(const jm_model *m, const summary_opts *o)
             }
         }
     }
+    if (m->sampled_sites) {
+        printf("\n%% %u site%s sampled on purpose (JAGER_SAMPLE thinned the events; none of this is loss): rows\n"
+               "  marked %% hold the recorded calls only; the exact totals are in the JSON \"sites\".\n",
+               m->sampled_sites, m->sampled_sites == 1 ? " was" : "s were");
+        uint32_t shown = 0;
+        for (uint32_t id = 1; id < m->nsites && shown < 8; id++) {
+            const jm_site *s = &m->sites[id];
+            if (!s->sample_1_in) continue;
+            char fit[256];
+            jm_text_fit(fit, sizeof fit, s->name, 60);
+            printf("    %s  sampled 1 in %" PRIu64 " (%" PRIu64 " of %" PRIu64 " calls recorded, %" PRIu64 " thinned)\n", fit,
+                   s->sample_1_in, s->ev_calls, s->calls, s->thinned);
+            shown++;
+        }
+        if (shown < m->sampled_sites) printf("    … and %u more\n", m->sampled_sites - shown);
+    }
     free(sig_shown);
     text_samples(m);
     return rc;
-}
-
-/* The otel plugin's loss counts (otel.export events, written at shutdown): one line per
- * signal — seen, exported, and every other outcome by cause. Read in a second pass over
- * the file, only when the schema has the type. */
-static void text_otel(jager_reader *r)
-{
-    uint16_t type = jager_reader_type_by_name(r, "otel.export");
-    if (!type || jager_reader_rewind(r) != JAGER_OK) return;
-    static const char *const sigs[3] = {"span", "log", "metric_data_point"};
-    struct { const char *metric, *err; uint64_t v; int sig; } row[256];
-    size_t n = 0;
-    jager_event ev;
-    while (jager_reader_next(r, &ev) == 1 && n < 256) {
-        if (ev.type != type || ev.rec->words < 6) continue;
-        const uint64_t *f = ((const jager_rec_plugin *)ev.rec)->fields;
-        const char *sig = jager_reader_string(r, (uint32_t)f[0]);
-        int si = -1;
-        for (int i = 0; i < 3; i++)
-            if (sig && !strcmp(sig, sigs[i])) si = i;
-        if (si < 0) continue;
-        row[n].metric = jager_reader_string(r, (uint32_t)f[1]);
-        row[n].err = jager_reader_string(r, (uint32_t)f[2]);
-        row[n].v = f[3];
-        row[n].sig = si;
-        if (row[n].metric) n++;
-    }
-    if (!n) return;
-    printf("\nOpenTelemetry export (otel plugin; by cause: jager dump --type otel.export)\n");
-    printf("%-18s %12s %12s  %s\n", "signal", "seen", "exported", "not exported");
-    for (int si = 0; si < 3; si++) {
-        uint64_t seen = 0, exported = 0;
-        char causes[512] = "";
-        size_t cl = 0;
-        int any = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (row[i].sig != si) continue;
-            any = 1;
-            const char *m = row[i].metric, *e = row[i].err ? row[i].err : "";
-            if (strstr(m, ".seen")) seen = row[i].v;
-            else if (strstr(m, ".exported") && !*e) exported = row[i].v;
-            else if (((strstr(m, ".exported") || strstr(m, ".processed")) && *e) || strstr(m, ".sampled_out")) {
-                if (row[i].v && cl < sizeof causes - 64)
-                    cl += (size_t)snprintf(causes + cl, sizeof causes - cl, "%s%s %" PRIu64, cl ? ", " : "",
-                                           *e ? e : "sampled_out", row[i].v);
-            }
-        }
-        if (any) printf("%-18s %12" PRIu64 " %12" PRIu64 "  %s\n", sigs[si], seen, exported, cl ? causes : "none");
-    }
 }
 
 /* ---- JSON ---- */
@@ -468,14 +568,26 @@ static void json_run(const jm_model *m, const summary_opts *o)
            ",\"spans\":%" PRIu64 ",\"threads\":%u,\"dropped\":%" PRIu64 ",\"clean_end\":%s,\"truncated\":%s",
            m->first_ns, m->last_ns, m->run_ns, m->thread_ns, m->events, m->spans, m->nthreads, m->dropped,
            m->info.clean_end ? "true" : "false", m->info.truncated ? "true" : "false");
+    printf(",\"sampled_sites\":%u", m->sampled_sites);
     printf(",\"spans_total\":%" PRIu64 ",\"span_cost_ns\":%.3f,\"self_cost_ns\":%.1f,\"self_cost_pct\":%.4f,"
-           "\"malformed\":%" PRIu64,
+           "\"julia_spans\":%" PRIu64 ",\"julia_span_cost_ns\":%.3f,\"malformed\":%" PRIu64,
            m->stats.spans_total, (double)m->stats.span_cost_ns_x1000 / 1000.0, m->self_cost_ns, m->self_cost_pct,
-           m->malformed);
+           m->julia_spans, m->julia_span_cost_ns, m->malformed);
     printf(",\"duration_from\":\"%s\",\"helper_threads\":%u,\"tree_lost_calls\":%" PRIu64 ",\"partial_sites\":%u"
-           ",\"sites_without_events\":%u}",
+           ",\"sites_without_events\":%u",
            m->run_from_end ? "end_block" : "events", m->helper_threads, m->tree_lost_calls, m->partial_sites,
            m->sites_without_events);
+    printf(",\"tree_from\":\"%s\"", m->exact_paths ? "paths" : "events");
+    if (sampled_recorder_ns(m) >= 0)
+        printf(",\"sampled_self_cost\":{\"recorder_samples\":%" PRIu64 ",\"samples\":%" PRIu64
+               ",\"recorder_cpu_ns\":%.0f,\"cpu_ns_per_span\":%.3f}",
+               m->samples.recorder_self, m->samples.weight, sampled_recorder_ns(m),
+               sampled_recorder_ns(m) / (double)m->stats.spans_total);
+    if (m->collector_cpu_ns_known)
+        printf(",\"collector\":{\"cpu_ns\":%" PRIu64 ",\"spans\":%" PRIu64 ",\"cpu_ns_per_span\":%.3f}", m->collector_cpu_ns,
+               m->collector_cpu_spans,
+               m->collector_cpu_spans ? (double)m->collector_cpu_ns / (double)m->collector_cpu_spans : 0.0);
+    printf("}");
     printf(",\"metadata\":{");
     size_t nm = jager_reader_meta_count(m->reader);
     int first = 1;
@@ -490,12 +602,29 @@ static void json_run(const jm_model *m, const summary_opts *o)
     }
     printf("}");
     static const char *const reasons[JAGER_DROP_REASONS] = {"ring_full", "overwritten", "no_ring", "too_large",
-                                                            "sink", "reason_5", "reason_6", "reason_7"};
+                                                            "sink", "bad_emit", "after_stop", "reason_7"};
     printf(",\"drops\":{");
     for (int i = 0; i < JAGER_DROP_REASONS; i++)
         printf("%s\"%s\":%" PRIu64, i ? "," : "", reasons[i],
                m->drop_records[i] > m->stats.dropped[i] ? m->drop_records[i] : m->stats.dropped[i]);
     printf("}");
+    if (m->have_stats) { /* the recorder's counters as the file has them (docs/configuration.md, "Accounting") */
+        const jager_stat *st = &m->stats;
+        printf(",\"accounting\":{\"emitted\":%" PRIu64 ",\"recorded\":%" PRIu64 ",\"dropped\":%" PRIu64
+               ",\"written\":%" PRIu64 ",\"pending\":%" PRIu64 ",\"drop_reports\":%" PRIu64 ",\"spans_cross_thread\":%" PRIu64
+               ",\"exact\":%s,\"sinks\":[",
+               st->events_emitted, st->events_recorded, st->events_dropped, st->events_written, st->events_pending,
+               st->drop_reports, st->spans_cross_thread, before_sinks(st) == st->events_emitted ? "true" : "false");
+        for (uint32_t i = 0; i < st->sinks; i++) {
+            jager_sink_stat ks = {.struct_size = sizeof ks};
+            if (jager_reader_sink_stats(m->reader, i, &ks) != JAGER_OK) continue;
+            printf("%s{\"name\":", i ? "," : "");
+            tu_json_str(stdout, ks.name, (size_t)-1);
+            printf(",\"delivered\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"batches_failed\":%" PRIu64 "}", ks.events_delivered,
+                   ks.events_failed, ks.batches_failed);
+        }
+        printf("]}");
+    }
 }
 
 static void json_sites(const jm_model *m)
@@ -515,6 +644,8 @@ static void json_sites(const jm_model *m)
                ",\"gc_pauses\":%" PRIu64 ",\"event_calls\":%" PRIu64,
                s->line, s->exact ? "true" : "false", s->calls, s->total_ns, s->min_ns, s->max_ns, s->mean_ns, s->p50_ns,
                s->p90_ns, s->p99_ns, s->bytes, s->errors, s->self_ns, s->gc_ns, s->gc_pauses, s->ev_calls);
+        printf(",\"thinned\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"sampled_1_in\":%" PRIu64, s->thinned, s->dropped,
+               s->sample_1_in);
         printf(",\"signatures\":[");
         for (uint32_t i = 0; i < s->sig_count; i++) {
             const jm_signature *g = &m->signatures[s->sig_first + i];
@@ -560,6 +691,7 @@ static void json_extras(const jm_model *m)
     printf(",\"logs\":{");
     for (int b = 0; b < JM_SEV_COUNT; b++) printf("%s\"%s\":%" PRIu64, b ? "," : "", jm_sev_name(b), m->logs[b]);
     printf("},\"span_errors\":%" PRIu64, m->span_errors);
+    printf(",\"security_events\":%" PRIu64, m->security_events);
     printf(",\"event_types\":[");
     for (uint32_t i = 0; i < m->ntypes; i++) {
         const jm_type_count *tc = &m->types[i];
@@ -610,6 +742,10 @@ static int print_json(const jm_model *m, const summary_opts *o)
     printf("]");
     json_sites(m);
     json_extras(m);
+    summary_rusage_json(m);
+    if (o->by && summary_by(m, o->by, 1) != 0) return -1;
+    summary_otel_json(m->reader);
+    if (rc == 0) rc = summary_plugins_json(m->reader);
     printf("}\n");
     return rc;
 }
@@ -618,32 +754,68 @@ int cmd_summary(int argc, char **argv)
 {
     summary_opts o;
     int a = parse_args(argc, argv, &o);
-    if (a != 0) return cli_parse_exit(a);
-    jager_reader *r = cli_open("summary", o.path);
-    if (!r) return JAGER_EXIT_INPUT;
-    jm_model *m = NULL;
-    int rc = 0;
-    if (jm_model_build(r, NULL, &m, &rc) != JAGER_OK) {
-        fprintf(stderr, "jager summary: %s: out of memory\n", o.path);
-        jager_reader_close(r);
+    if (a != 0) {
+        free(o.paths);
+        return cli_parse_exit(a);
+    }
+    jm_job *j = cli_open_job("summary", o.paths, o.npaths);
+    if (!j) {
+        free(o.paths);
         return JAGER_EXIT_INPUT;
     }
-    /* A file that yielded nothing at all is unreadable, not a partial result. */
-    if (rc < 0 && m->events == 0 && rc != JAGER_E_TRUNCATED) {
-        int code = cli_finish("summary", o.path, r, rc);
+    int job = j->n > 1 || j->from_job_file, code = JAGER_EXIT_OK, oom = 0;
+    jm_mpi *mpi = NULL;
+    if (jm_mpi_build(j, &mpi)) oom = 1;
+    if (job && o.json) printf("{\"tool\":\"jager summary\",\"parts\":[");
+    for (size_t p = 0; p < j->n && !oom; p++) {
+        jager_reader *r = j->parts[p].r;
+        o.path = j->parts[p].label;
+        jm_model *m = NULL;
+        int rc = 0;
+        jager_reader_rewind(r);
+        if (jm_model_build(r, NULL, &m, &rc) != JAGER_OK) {
+            oom = 1;
+            break;
+        }
+        int c;
+        if (rc < 0 && m->events == 0 && rc != JAGER_E_TRUNCATED) { /* nothing readable: not a partial result */
+            c = cli_finish("summary", o.path, r, rc);
+            if (job && o.json) printf("%snull", p ? "," : "");
+        } else {
+            if (job && !o.json) { /* a recording that is no rank's (a worker, a process of the run): its file alone */
+                printf("%s== ", p ? "\n" : "");
+                if (j->parts[p].rank >= 0) printf("rank %lld: ", (long long)j->parts[p].rank);
+                cli_put_safe(stdout, o.path); /* a name read from a folder may hold control bytes */
+                printf(" ==\n");
+            }
+            if (job && o.json && p) printf(",");
+            int out = o.json ? print_json(m, &o) : print_text(m, &o);
+            if (!o.json && out == 0) summary_rusage_text(m);
+            if (!o.json && out == 0 && o.by && summary_by(m, o.by, 0) != 0) out = -1;
+            if (!o.json && out == 0) summary_otel_text(r);
+            if (!o.json && out == 0 && summary_plugins_text(r) != 0) out = -1;
+            c = cli_finish("summary", o.path, r, rc);
+            if (out != 0) oom = 1;
+        }
+        if (c > code) code = c;
         jm_model_free(m);
-        jager_reader_close(r);
-        return code;
     }
-    int out = o.json ? print_json(m, &o) : print_text(m, &o);
-    if (!o.json && out == 0) text_otel(r);
+    if (!oom && mpi) {
+        if (job && o.json) {
+            printf("],\"mpi\":");
+            if (summary_mpi_json(mpi, j)) oom = 1;
+            printf("}\n");
+        } else if (!o.json && (job || mpi->ncalls) && summary_mpi_text(mpi, j)) {
+            oom = 1;
+        }
+    }
     fflush(stdout);
-    int code = cli_finish("summary", o.path, r, rc);
-    if (out != 0) {
-        fprintf(stderr, "jager summary: out of memory while printing\n");
+    if (oom) {
+        fprintf(stderr, "jager summary: out of memory\n");
         code = JAGER_EXIT_INPUT;
     }
-    jm_model_free(m);
-    jager_reader_close(r);
+    jm_mpi_free(mpi);
+    jm_job_free(j);
+    free(o.paths);
     return code;
 }

@@ -18,6 +18,11 @@ jager_reader *cli_open(const char *cmd, const char *path);
  *  ("<path>: truncated after N events (partial results)") when rc < 0. */
 int cli_finish(const char *cmd, const char *path, jager_reader *r, int rc);
 
+struct jm_job;
+/** Open the recordings of a job (job.h: files, job files, folders); on failure print
+ *  "jager <cmd>: <why>" and return NULL. */
+struct jm_job *cli_open_job(const char *cmd, const char *const *paths, size_t n);
+
 int cmd_summary(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_hunt(int argc, char **argv);
@@ -27,5 +32,9 @@ int cmd_info(int argc, char **argv);
 int cmd_plugins(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_plugin_check(int argc, char **argv);
+int cmd_lock(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

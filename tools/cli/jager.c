@@ -31,6 +31,10 @@ int main(int argc, char **argv)
         {"plugins", cmd_plugins, "list installed plugins and their options"},
         {"bench", cmd_bench, "run a benchmark command N times: per-kernel results as JSON (docs/compare.md)"},
         {"compare", cmd_compare, "compare benchmark results: regressions with confidence intervals (a CI gate)"},
+        {"merge", cmd_merge, "join the per-rank recordings of an MPI job into one job file"},
+        {"lock", cmd_lock, "lock file of the shared objects a program maps and a Julia environment's packages"},
+        {"verify", cmd_verify, "check shared objects and packages against a lock file (exit 1 on any difference)"},
+        {"plugin-check", cmd_plugin_check, "load a plugin in a scratch process, run it twice, report every rule it breaks"},
     };
     const size_t n = sizeof cmds / sizeof cmds[0];
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

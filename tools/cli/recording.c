@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "job.h"
 
 jager_reader *cli_open(const char *cmd, const char *path)
 {
@@ -29,4 +30,19 @@ int cli_finish(const char *cmd, const char *path, jager_reader *r, int rc)
     }
     fprintf(stderr, "jager %s: %s: %s\n", cmd, path, jager_reader_error(r));
     return info.events ? JAGER_EXIT_PARTIAL : JAGER_EXIT_INPUT;
+}
+
+jm_job *cli_open_job(const char *cmd, const char *const *paths, size_t n)
+{
+    jm_job *j = NULL;
+    char err[4400];
+    if (!n) {
+        fprintf(stderr, "jager %s: no recording given\n", cmd);
+        return NULL;
+    }
+    if (jm_job_open(paths, n, &j, err, sizeof err)) {
+        fprintf(stderr, "jager %s: %s\n", cmd, err);
+        return NULL;
+    }
+    return j;
 }

@@ -1,5 +1,6 @@
 /* bench_doc.c — the "jager-bench" JSON document: validation on load, stable order on save. */
 #include "bench_doc.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -398,39 +399,15 @@ int jb_doc_save(const jb_doc *d, const char *path, char *err, size_t errsize)
     json_decref(root);
     if (!text) { snprintf(err, errsize, "%s: out of memory", path); return -1; }
     /* "-", devices and pipes are written straight; only regular files (or new paths) are
-     * replaced atomically, so a crash never leaves half a baseline behind. */
-    struct stat st;
-    if (!strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
-        FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-        int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        if (f && f != stdout) ok = (fclose(f) == 0) && ok;
-        else if (f) ok = (fflush(f) == 0) && ok;
-        if (!ok) snprintf(err, errsize, "%s: %s", path, strerror(errno ? errno : EIO));
+     * replaced atomically, so a crash never leaves half a baseline behind (outfile.h). */
+    tu_outfile o;
+    if (tu_outfile_open(&o, path, err, errsize) != 0) {
         free(text);
-        return ok ? 0 : -1;
+        return -1;
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) { free(text); snprintf(err, errsize, "%s: out of memory", path); return -1; }
-    snprintf(tmp, plen + 16, "%s.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    int rc = -1;
-    if (fd < 0) { snprintf(err, errsize, "%s: %s", path, strerror(errno)); goto out; }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);   /* mkstemp makes it 0600; a baseline is an ordinary file */
-    FILE *f = fdopen(fd, "w");
-    if (!f) { close(fd); unlink(tmp); snprintf(err, errsize, "%s: %s", path, strerror(errno)); goto out; }
-    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, errsize, "%s: %s", path, strerror(errno ? errno : EIO));
-        unlink(tmp);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(tmp);
+    int ok = fputs(text, o.f) >= 0 && fputc('\n', o.f) != EOF;
+    int rc = tu_outfile_close(&o, ok, err, errsize);
+    if (rc && !err[0]) snprintf(err, errsize, "%s: write failed", path);
     free(text);
     return rc;
 }

@@ -7,6 +7,7 @@
 
 #include "jager_reader.h"
 #include "model.h"
+#include "model_map.h"
 #include "toolutil.h"
 
 typedef struct side {
@@ -48,10 +49,47 @@ static int by_change(const void *x, const void *y)
     return (a < b) - (a > b);
 }
 
-static const jm_site *match(const jm_model *m, const jm_site *s)
+static uint64_t fnv(const char *p)
 {
-    for (uint32_t i = 1; i < m->nsites; i++)
-        if (!strcmp(m->sites[i].name, s->name) && !strcmp(m->sites[i].file, s->file)) return &m->sites[i];
+    uint64_t h = 1469598103934665603ull;
+    for (; p && *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    return h;
+}
+
+/* Sites of one side by (name, file), through a hash map: matching 100k sites by a scan
+ * each was quadratic. Names whose hashes collide chain through `next` (index + 1). */
+typedef struct site_index {
+    jm_map map;      /* (fnv(name), fnv(file)) -> first site index */
+    uint32_t *next;  /* site index -> next site index with the same hashes, JM_NONE at the end */
+} site_index;
+
+static int index_sites(const jm_model *m, site_index *ix)
+{
+    memset(ix, 0, sizeof *ix);
+    if (!(ix->next = malloc(((size_t)m->nsites + 1) * sizeof *ix->next))) return -1;
+    for (uint32_t i = m->nsites; i-- > 1;) { /* from the end: the first index heads its chain */
+        uint64_t a = fnv(m->sites[i].name), b = fnv(m->sites[i].file);
+        uint32_t head = jm_map_get(&ix->map, a, b);
+        ix->next[i] = head;
+        if (head != JM_NONE) jm_map_del(&ix->map, a, b);
+        if (jm_map_put(&ix->map, a, b, i)) return -1;
+    }
+    return 0;
+}
+
+static void index_free(site_index *ix)
+{
+    jm_map_free(&ix->map);
+    free(ix->next);
+}
+
+static const jm_site *match(const jm_model *m, const site_index *ix, const jm_site *s)
+{
+    for (uint32_t i = jm_map_get(&ix->map, fnv(s->name), fnv(s->file)); i != JM_NONE; i = ix->next[i]) {
+        const jm_site *c = &m->sites[i];
+        if (!strcmp(c->name ? c->name : "", s->name ? s->name : "") && !strcmp(c->file ? c->file : "", s->file ? s->file : ""))
+            return c;
+    }
     return NULL;
 }
 
@@ -62,14 +100,25 @@ int jc_compare_recordings(const char *base_path, const char *head_path, FILE *ou
     if (open_side(head_path, &h)) { close_side(&b); close_side(&h); return 2; }
     size_t cap = (size_t)b.m->nsites + h.m->nsites, n = 0;
     delta *d = calloc(cap ? cap : 1, sizeof *d);
-    if (!d) { close_side(&b); close_side(&h); return 2; }
+    site_index bix, hix;
+    int ixfail = index_sites(b.m, &bix);
+    ixfail |= index_sites(h.m, &hix);
+    if (!d || ixfail) {
+        fprintf(stderr, "jager compare: out of memory\n");
+        free(d);
+        index_free(&bix);
+        index_free(&hix);
+        close_side(&b);
+        close_side(&h);
+        return 2;
+    }
     for (uint32_t i = 1; i < h.m->nsites; i++) {
-        const jm_site *hs = &h.m->sites[i], *bs = match(b.m, hs);
+        const jm_site *hs = &h.m->sites[i], *bs = match(b.m, &bix, hs);
         if (!hs->calls && !(bs && bs->calls)) continue;
         d[n++] = (delta){bs, hs, (double)hs->total_ns - (bs ? (double)bs->total_ns : 0)};
     }
     for (uint32_t i = 1; i < b.m->nsites; i++)
-        if (b.m->sites[i].calls && !match(h.m, &b.m->sites[i]))
+        if (b.m->sites[i].calls && !match(h.m, &hix, &b.m->sites[i]))
             d[n++] = (delta){&b.m->sites[i], NULL, -(double)b.m->sites[i].total_ns};
     qsort(d, n, sizeof *d, by_change);
     char rb[32], rh[32];
@@ -93,6 +142,8 @@ int jc_compare_recordings(const char *base_path, const char *head_path, FILE *ou
                 (unsigned long long)(d[i].b ? d[i].b->calls : 0), (unsigned long long)(d[i].h ? d[i].h->calls : 0));
     }
     free(d);
+    index_free(&bix);
+    index_free(&hix);
     close_side(&b);
     close_side(&h);
     return 0;

@@ -63,7 +63,7 @@ int ex_json_f64(tu_buf *b, double v)
     return tu_buf_printf(b, "%.17g", v);
 }
 
-int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end)
+int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end, const jager_reader *r)
 {
     if (tu_buf_putc(b, '{')) return -1;
     jager_attr_view a;
@@ -71,6 +71,7 @@ int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end)
     while (cur && jager_attr_next(&cur, end, &a) == 1) {
         if (!first && tu_buf_putc(b, ',')) return -1;
         first = 0;
+        tu_attr_resolve(r, &a); /* an interned string (JAGER_ATTR_STR_ID): its text */
         if (ex_json_str(b, a.key, a.key_len) || tu_buf_putc(b, ':')) return -1;
         int rc;
         switch (a.kind) {

@@ -16,7 +16,7 @@ int ex_json_str(tu_buf *b, const char *s, size_t n);
 
 /** Append the attribute list [cur, end) as a JSON object {"key": value, …}; a malformed
  *  list ends the object early. 0 or -1 (OOM). */
-int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end);
+int ex_json_attrs(tu_buf *b, const uint8_t *cur, const uint8_t *end, const jager_reader *r);
 
 /** Append an integer in decimal (fast path for the exporters' hot loops). 0 or -1. */
 int ex_put_u64(tu_buf *b, uint64_t v);

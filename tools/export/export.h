@@ -14,6 +14,23 @@
 /** Parquet string columns: dictionary-encode when it pays (auto), never, or always. */
 enum export_dict_mode { EXPORT_DICT_AUTO = 0, EXPORT_DICT_NEVER = 1, EXPORT_DICT_ALWAYS = 2 };
 
+/** What a sampled profile's weights are (speedscope): each sample's CPU time, or 1 per sample. */
+enum export_sample_weight { EXPORT_SAMPLE_WEIGHT_TIME = 0, EXPORT_SAMPLE_WEIGHT_SAMPLES = 1 };
+
+struct jm_mpi;
+
+/** One part (an MPI rank) of a job exported into a single output (exporter.part). */
+typedef struct export_part {
+    uint32_t index;            /**< the part's index in the job (jm_job.parts) */
+    uint32_t nparts;           /**< parts in the job */
+    int64_t rank;              /**< its MPI rank, -1 when not known */
+    const char *label;         /**< where it came from ("job.jgr[rank 3]") */
+    const struct jm_mpi *mpi;  /**< the job's MPI view (job clock, matched messages); NULL: none */
+    uint64_t base_ns;          /**< the job's time origin on the job's clock (jm_mpi_job_time) */
+    const uint32_t *missing;   /**< ranks the job names missing (jm_job.missing) */
+    size_t nmissing;
+} export_part;
+
 /** Options from the command line. */
 typedef struct export_opts {
     const char *input;        /**< the recording's path (for messages and metadata) */
@@ -22,6 +39,10 @@ typedef struct export_opts {
     int zstd_level;           /**< ZSTD level (default 3) */
     int dict_mode;            /**< an export_dict_mode */
     uint32_t row_group_rows;  /**< Parquet rows per row group (bounds memory) */
+    int sample_weight;        /**< an export_sample_weight (speedscope's sampled profiles) */
+    int csv_raw;              /**< 1: CSV text cells as recorded, formula-like ones not neutralised */
+    int job;                  /**< 1: one output for a whole job: open() gets the first part's reader,
+                                   part() is called before each part's events (the first included) */
 } export_opts;
 
 /** One output format. */
@@ -37,6 +58,9 @@ typedef struct exporter {
     int (*finish)(void *state);
     /** Free the state (also after a failed finish). NULL-safe. */
     void (*free)(void *state);
+    /** Job mode (export_opts.job): the next part's events follow, read from \p r. NULL: the
+     *  format writes one output per part instead. 0 or -1 (printed). */
+    int (*part)(void *state, jager_reader *r, const export_part *p);
 } exporter;
 
 extern const exporter export_chrome;

@@ -2,7 +2,13 @@
  * chrome://tracing (formats.md §4).
  *
  *   spans        "X" complete events on their thread's lane (pid = process, tid = thread
- *                index), args: site, file, line, span_id, parent_id, bytes, attributes, error
+ *                index), args: site, file, line, span_id, parent_id, bytes, attributes, error;
+ *                in a recording with tasks (jager_task_set: Julia tasks) the spans, logs,
+ *                marks and span extras a task emitted go on the task's own lane (tid =
+ *                TASK_BASE + task id, named "task N · name"), wherever it ran: a task that
+ *                migrated between threads is one lane, nested as its own tree
+ *   GC counters  the Julia binding's gc.* attributes on logs and marks: "C" counter tracks
+ *                julia.gc.allocated_bytes, julia.gc.pauses, julia.gc.time_ns, julia.gc.full_sweeps
  *   gc.* types   "X" on a lane named "GC";  dispatch.* types with a duration: "Compiler"
  *                (slices that overlap without nesting go to "Compiler (2)", … so every
  *                lane nests strictly, as Perfetto requires)
@@ -14,6 +20,12 @@
  *   counters     "C" events (monotonic counters are per-thread running totals: id = thread)
  *   logs, marks, drops, diagnostics: "i" instants (marks process-wide)
  *   process_name / thread_name / thread_sort_index "M" metadata at the end
+ *
+ * A job (export_opts.job: the ranks of an MPI run) goes into one file: each rank is a
+ * process (pid = rank, process_name "rank R · host · exe", process_sort_index R), every
+ * time is on the job's clock (rank 0's, model_mpi.h), and each matched point-to-point
+ * message is a flow arrow ("s" → "f", cat "mpi.message") from the sending call's slice to
+ * the slice of the call that completed the receive (Recv, or the Wait of an Irecv).
  *
  * Times are microseconds since the recording's start with three decimals (ns precision).
  * Events are written as they are read: X events need no order, and attributes or errors
@@ -27,6 +39,8 @@
 
 #include "export.h"
 #include "enc_json.h"
+#include "model_map.h"
+#include "model_mpi.h"
 #include "plugin_events.h"
 
 /* Extra lanes (tids): lane key 0 = GC, 1 = Compiler, 2 + type = a plugin type; each key
@@ -38,6 +52,11 @@
 #define LANE_KEY_COMPILER 1u
 #define LANE_KEYS (2u + 65536u)
 #define PENDING_MAX 65536u /* attribute sets of open spans kept at most */
+/* Task lanes: tid TASK_BASE + task id (ids above TASK_MAX share the last lane's tid range
+ * modulo: never in practice, Julia's are 1, 2, …). */
+#define TASK_BASE 2000000000ull
+#define TASK_MAX 1000000000000ull
+#define TASK_SORT_BASE 500000000ll /* after the threads, before the GC and plugin lanes */
 
 typedef struct pending {
     uint64_t key; /* thread << 32 | span id; 0 = empty */
@@ -46,6 +65,14 @@ typedef struct pending {
 } pending;
 
 enum type_style { STYLE_UNSET = 0, STYLE_INSTANT, STYLE_COMPLETE, STYLE_COUNTER };
+
+/* Job mode: where each MPI call's slice went, for the message arrows. */
+typedef struct call_slice {
+    uint32_t part, thread;
+    uint64_t local_t0; /* the event's time_ns */
+    uint64_t tid;      /* the lane it was drawn on (pid = the part's) */
+    uint64_t t0, dur;  /* job clock */
+} call_slice;
 
 typedef struct chrome_state {
     jager_reader *r;
@@ -61,6 +88,18 @@ typedef struct chrome_state {
     uint64_t *lane_end[LANE_KEYS]; /* per lane key: end of the last slice of each sub-lane */
     uint8_t lane_subs[LANE_KEYS];  /* sub-lanes in use */
     int failed;
+    /* job mode (o->job): the current part, and every MPI call slice written */
+    int job, have_part;
+    export_part part;
+    uint16_t mpi_call_type;
+    call_slice *slices;
+    size_t nslices, slices_cap;
+    /* tasks (task records) of the current part */
+    uint64_t *cur_task; /* by thread index: the task set on it now, 0 none */
+    uint32_t ncur_task;
+    uint64_t *tasks;    /* distinct task ids seen, in order of first sight */
+    size_t ntasks, tasks_cap;
+    jm_map task_seen;   /* task id → index in tasks */
 } chrome_state;
 
 /* ---- pending span attributes (open addressing, backward-shift deletion) ---- */
@@ -141,7 +180,17 @@ static void put_time(tu_buf *b, int64_t ns)
     tu_buf_put(b, frac, 4);
 }
 
-static void put_ts(chrome_state *s, uint64_t t) { put_time(&s->b, (int64_t)(t - s->base_ns)); }
+/* A time of the current recording on the output's clock (the job's in job mode). */
+static uint64_t out_time(const chrome_state *s, uint64_t t)
+{
+    return s->job && s->part.mpi ? jm_mpi_job_time(s->part.mpi, s->part.index, t) : t;
+}
+
+static void put_ts(chrome_state *s, uint64_t t) { put_time(&s->b, (int64_t)(out_time(s, t) - s->base_ns)); }
+
+/* The length of [t, t + d] of the current recording on the output's clock: ts + dur is the
+ * mapped end (the job's clock can stretch a stretch of a rank, docs/mpi.md). */
+static uint64_t out_dur(const chrome_state *s, uint64_t t, uint64_t d) { return out_time(s, t + d) - out_time(s, t); }
 
 /* Start an event object: {"name":…,"cat":…,"ph":…,"ts":…,"pid":…,"tid":… */
 static void begin_event(chrome_state *s, const char *name, size_t name_len, const char *cat, const char *ph,
@@ -237,6 +286,64 @@ static void put_stack(chrome_state *s, jager_stack_id id)
     tu_buf_putc(b, ']');
 }
 
+/* ---- tasks ---- */
+
+/* The lane (tid) of an event of \p thread: its current task's, else the thread's. */
+static uint64_t ev_tid(const chrome_state *s, uint32_t thread)
+{
+    uint64_t task = thread < s->ncur_task ? s->cur_task[thread] : 0;
+    return task ? TASK_BASE + (task % TASK_MAX) : thread;
+}
+
+static void on_task(chrome_state *s, const jager_event *ev)
+{
+    const jager_rec_task *k = (const void *)ev->rec;
+    if (ev->thread >= s->ncur_task) {
+        uint32_t n = ev->thread + 16;
+        uint64_t *c = realloc(s->cur_task, n * sizeof *c);
+        if (!c) goto oom;
+        memset(c + s->ncur_task, 0, (n - s->ncur_task) * sizeof *c);
+        s->cur_task = c;
+        s->ncur_task = n;
+    }
+    s->cur_task[ev->thread] = k->task;
+    if (!k->task || jm_map_get(&s->task_seen, k->task, 0) != JM_NONE) return;
+    if (s->ntasks == s->tasks_cap) {
+        size_t c = s->tasks_cap ? s->tasks_cap * 2 : 64;
+        uint64_t *t = realloc(s->tasks, c * sizeof *t);
+        if (!t) goto oom;
+        s->tasks = t;
+        s->tasks_cap = c;
+    }
+    if (jm_map_put(&s->task_seen, k->task, 0, (uint32_t)s->ntasks)) goto oom;
+    s->tasks[s->ntasks++] = k->task;
+    return;
+oom:
+    fprintf(stderr, "jager export: out of memory\n");
+    s->failed = 1;
+}
+
+/* The Julia binding's GC counters in an attribute list: one "C" event per counter. */
+static void gc_counters(chrome_state *s, const uint8_t *a, const uint8_t *ae, uint64_t t, uint32_t thread)
+{
+    static const char *const keys[] = {"gc.allocated_bytes", "gc.pauses", "gc.time_ns", "gc.full_sweeps"};
+    jager_attr_view v;
+    while (a && a < ae && jager_attr_next(&a, ae, &v) == 1) {
+        if (v.kind != JAGER_ATTR_I64 || v.key_len < 4 || memcmp(v.key, "gc.", 3)) continue;
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (strlen(keys[i]) == v.key_len && !memcmp(keys[i], v.key, v.key_len)) {
+                char name[40];
+                snprintf(name, sizeof name, "julia.%s", keys[i]);
+                begin_event(s, name, (size_t)-1, "counter", "C", t, thread);
+                TU_PUTS(&s->b, ",\"args\":{\"value\":");
+                ex_put_i64(&s->b, v.i64);
+                tu_buf_putc(&s->b, '}');
+                end_event(s);
+                break;
+            }
+    }
+}
+
 /* ---- events ---- */
 
 static void on_span(chrome_state *s, const jager_event *ev)
@@ -244,9 +351,10 @@ static void on_span(chrome_state *s, const jager_event *ev)
     const jager_rec_span *sp = (const void *)ev->rec;
     char nb[256];
     const char *name = site_name(s, sp->h.aux, nb, sizeof nb);
-    begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev->thread);
+    begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev_tid(s, ev->thread));
     TU_PUTS(&s->b, ",\"dur\":");
-    put_time(&s->b, (int64_t)(sp->end_ns - sp->start_ns));
+    put_time(&s->b, sp->end_ns >= sp->start_ns ? (int64_t)out_dur(s, sp->start_ns, sp->end_ns - sp->start_ns)
+                                               : (int64_t)(sp->end_ns - sp->start_ns));
     TU_PUTS(&s->b, ",\"args\":{");
     put_site_args(s, sp->h.aux);
     TU_PUTS(&s->b, ",\"span_id\":");
@@ -298,7 +406,7 @@ static void on_span_extra(chrome_state *s, const jager_event *ev)
         msg_len = se->msg_len <= total - sizeof *se ? se->msg_len : (uint32_t)(total - sizeof *se);
     }
     s->tmp.len = 0;
-    if (is_attr) ex_json_attrs(&s->tmp, a, ae);
+    if (is_attr) ex_json_attrs(&s->tmp, a, ae, s->r);
     else ex_json_str(&s->tmp, msg, msg_len);
     pending *p = pend_find(s, (uint64_t)ev->thread << 32 | span_id, 1);
     if (p) {
@@ -314,7 +422,7 @@ static void on_span_extra(chrome_state *s, const jager_event *ev)
         return;
     }
     char nb[256];
-    begin_event(s, is_attr ? "span attributes" : "span error", (size_t)-1, "span", "i", ev->time_ns, ev->thread);
+    begin_event(s, is_attr ? "span attributes" : "span error", (size_t)-1, "span", "i", ev->time_ns, ev_tid(s, ev->thread));
     TU_PUTS(&s->b, ",\"s\":\"t\",\"args\":{");
     TU_PUTS(&s->b, "\"site\":");
     ex_json_str(&s->b, site_name(s, h->aux, nb, sizeof nb), (size_t)-1);
@@ -337,14 +445,14 @@ static void on_log(chrome_state *s, const jager_event *ev)
     while (nlen < blen && nlen < 80 && body[nlen] != '\n') nlen++;
     while (nlen < blen && nlen > 0 && ((unsigned char)body[nlen] & 0xC0) == 0x80) nlen--; /* whole chars */
     begin_event(s, nlen ? body : ex_severity_text(sev), nlen ? nlen : (size_t)-1, "log", "i", ev->time_ns,
-                ev->thread);
+                ev_tid(s, ev->thread));
     tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"severity\":\"%s\",\"severity_number\":%u,\"body\":",
                   ex_severity_text(sev), sev);
     ex_json_str(&s->b, body, blen);
     if (l->h.aux & JAGER_LOG_TRUNCATED) TU_PUTS(&s->b, ",\"truncated\":true");
     if (l->nattrs && a) {
         TU_PUTS(&s->b, ",\"attributes\":");
-        ex_json_attrs(&s->b, a, ae);
+        ex_json_attrs(&s->b, a, ae, s->r);
     }
     if (l->site) {
         char nb[256];
@@ -357,6 +465,7 @@ static void on_log(chrome_state *s, const jager_event *ev)
     if (ex_hex(l->ctx_span_id, 8, hex)) tu_buf_printf(&s->b, ",\"trace_span_id\":\"%s\"", hex);
     tu_buf_putc(&s->b, '}');
     end_event(s);
+    if (l->nattrs && a) gc_counters(s, a, ae, ev->time_ns, ev->thread);
 }
 
 static void on_counter(chrome_state *s, const jager_event *ev)
@@ -389,14 +498,23 @@ static void on_simple_instant(chrome_state *s, const jager_event *ev)
             snprintf(nb, sizeof nb, "mark#%u", h->aux);
             name = nb;
         }
-        begin_event(s, name, (size_t)-1, "mark", "i", ev->time_ns, ev->thread);
+        begin_event(s, name, (size_t)-1, "mark", "i", ev->time_ns, ev_tid(s, ev->thread));
         TU_PUTS(&s->b, ",\"s\":\"p\"");
+        if (total >= sizeof(jager_rec_mark) + 8) { /* jager_mark_attrs(): its attributes, its GC counters */
+            const uint8_t *a = (const uint8_t *)h + sizeof(jager_rec_mark) + 8, *ae = (const uint8_t *)h + total;
+            TU_PUTS(&s->b, ",\"args\":{\"attributes\":");
+            ex_json_attrs(&s->b, a, ae, s->r);
+            tu_buf_putc(&s->b, '}');
+            end_event(s);
+            gc_counters(s, a, ae, ev->time_ns, ev->thread);
+            return;
+        }
     } else if (ev->type == JAGER_EV_DROP) {
-        static const char *const reasons[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
+        static const char *const reasons[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink", "bad_emit", "after_stop"};
         const jager_rec_drop *d = (const void *)h;
         begin_event(s, "events dropped", (size_t)-1, "jager", "i", ev->time_ns, ev->thread);
         tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"reason\":\"%s\",\"count\":%" PRIu64 "}",
-                      h->aux < 5 ? reasons[h->aux] : "unknown", total >= sizeof *d ? d->count : 0);
+                      h->aux < 7 ? reasons[h->aux] : "unknown", total >= sizeof *d ? d->count : 0);
     } else { /* diag */
         const jager_rec_diag *d = (const void *)h;
         const char *src = jager_reader_string(s->r, d->source);
@@ -512,6 +630,18 @@ static void kernel_flow(chrome_state *s, const jager_type_desc *d, const jager_r
     /* the caller's end_event closes it */
 }
 
+static void remember_slice(chrome_state *s, const jager_event *ev, uint64_t lane, uint64_t dur)
+{
+    if (s->nslices == s->slices_cap) {
+        size_t c = s->slices_cap ? 2 * s->slices_cap : 4096;
+        call_slice *n = realloc(s->slices, c * sizeof *n);
+        if (!n) return; /* an arrow fewer, said at the end (arrows vs messages) */
+        s->slices = n;
+        s->slices_cap = c;
+    }
+    s->slices[s->nslices++] = (call_slice){s->part.index, ev->thread, ev->time_ns, lane, out_time(s, ev->time_ns), dur};
+}
+
 static void on_plugin(chrome_state *s, const jager_event *ev)
 {
     const jager_type_desc *d = jager_reader_type(s->r, ev->type);
@@ -558,6 +688,8 @@ static void on_plugin(chrome_state *s, const jager_event *ev)
             uint32_t f = jp_field_index(d, &jp_cuda, JP_CUDA_KERNEL, JP_KERNEL_NAME);
             if (f < have) kname = jager_reader_string(s->r, (uint32_t)p->fields[f]);
         }
+        dur = out_dur(s, ev->time_ns, dur);
+        if (s->job && ev->type == s->mpi_call_type) remember_slice(s, ev, lane, dur);
         begin_event(s, kname ? kname : sig && key == LANE_KEY_COMPILER ? sig : name, (size_t)-1, d->name, "X",
                     ev->time_ns, lane);
         TU_PUTS(&s->b, ",\"dur\":");
@@ -601,7 +733,7 @@ static int chrome_event(void *st, const jager_event *ev)
 {
     chrome_state *s = st;
     size_t total = (size_t)ev->rec->words * 8u;
-    if (!s->base_ns) s->base_ns = ev->time_ns; /* start unknown: the first event's time */
+    if (!s->base_ns && !s->job) s->base_ns = ev->time_ns; /* start unknown: the first event's time */
     switch (ev->type) {
     case JAGER_EV_SPAN:
         if (total >= sizeof(jager_rec_span)) on_span(s, ev);
@@ -622,6 +754,9 @@ static int chrome_event(void *st, const jager_event *ev)
         break;
     case JAGER_EV_DIAG:
         if (total >= sizeof(jager_rec_diag)) on_simple_instant(s, ev);
+        break;
+    case JAGER_EV_TASK:
+        if (total >= sizeof(jager_rec_task)) on_task(s, ev);
         break;
     default:
         if (ev->type >= JAGER_EV_FIRST_PLUGIN) on_plugin(s, ev);
@@ -657,6 +792,7 @@ static void *chrome_open(jager_reader *r, const export_opts *o)
     jager_reader_get_info(r, &info);
     s->base_ns = info.start_ns;
     s->pid = process_id(r);
+    s->job = o->job;
     fputs("{\"traceEvents\":[\n", s->f);
     return s;
 }
@@ -676,14 +812,18 @@ static void meta_event(chrome_state *s, const char *what, uint64_t tid, const ch
     end_event(s);
 }
 
-static int chrome_finish(void *st)
+/* What closes one recording's part of the output: attributes of spans that never ended,
+ * the process's and its lanes' names. */
+static void finish_part(chrome_state *s)
 {
-    chrome_state *s = st;
     /* Attributes of spans that never ended (a truncated file) are not lost. */
     for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
         pending *p = &s->pend[i];
         if (!p->key) continue;
+        int job = s->job;
+        s->job = 0; /* base_ns is on the output's clock already: ts 0 */
         begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, p->key >> 32);
+        s->job = job;
         tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"span_id\":%u", (uint32_t)p->key);
         if (p->attrs.len) {
             TU_PUTS(&s->b, ",\"attributes\":{");
@@ -696,16 +836,28 @@ static int chrome_finish(void *st)
         }
         tu_buf_putc(&s->b, '}');
         end_event(s);
+        pend_remove(s, p);
+        i = (uint32_t)-1; /* the backward shift may have moved an entry into this slot */
     }
     /* process and lane names */
     const char *proc = jager_reader_meta(s->r, "process.name");
     if (!proc || !*proc) proc = jager_reader_meta(s->r, "process.command_line");
     const char *rank = jager_reader_meta(s->r, "mpi.rank");
     s->tmp.len = 0;
-    tu_buf_printf(&s->tmp, "%s", proc && *proc ? proc : s->o->input);
-    if (rank && *rank) tu_buf_printf(&s->tmp, " (rank %s)", rank);
+    if (s->job) { /* "rank 3 · host · exe" */
+        const char *host = jager_reader_meta(s->r, "mpi.host");
+        if (!host || !*host) host = jager_reader_meta(s->r, "host.name");
+        if (s->part.rank >= 0) tu_buf_printf(&s->tmp, "rank %lld", (long long)s->part.rank);
+        else tu_buf_printf(&s->tmp, "part %u", s->part.index + 1);
+        if (host && *host) tu_buf_printf(&s->tmp, " \xc2\xb7 %s", host);
+        tu_buf_printf(&s->tmp, " \xc2\xb7 %s", proc && *proc ? proc : s->part.label ? s->part.label : s->o->input);
+    } else {
+        tu_buf_printf(&s->tmp, "%s", proc && *proc ? proc : s->o->input);
+        if (rank && *rank) tu_buf_printf(&s->tmp, " (rank %s)", rank);
+    }
     tu_buf_putc(&s->tmp, '\0');
     meta_event(s, "process_name", 0, "name", (const char *)s->tmp.data, 0);
+    if (s->job) meta_event(s, "process_sort_index", 0, "sort_index", NULL, s->pid);
     uint32_t nthreads = jager_reader_thread_count(s->r);
     for (uint32_t t = 1; t <= nthreads; t++) {
         uint64_t os_tid = 0;
@@ -716,6 +868,16 @@ static int chrome_finish(void *st)
         else snprintf(nb, sizeof nb, "thread %u (tid %" PRIu64 ")", t, os_tid);
         meta_event(s, "thread_name", t, "name", nb, 0);
         meta_event(s, "thread_sort_index", t, "sort_index", NULL, t);
+    }
+    for (size_t i = 0; i < s->ntasks; i++) { /* "task 3 · solver" (julia.task.<id>.name) */
+        char key[64], nb[300];
+        snprintf(key, sizeof key, "julia.task.%" PRIu64 ".name", s->tasks[i]);
+        const char *tn = jager_reader_meta(s->r, key);
+        if (tn && *tn) snprintf(nb, sizeof nb, "task %" PRIu64 " \xc2\xb7 %.200s", s->tasks[i], tn);
+        else snprintf(nb, sizeof nb, "task %" PRIu64, s->tasks[i]);
+        uint64_t tid = TASK_BASE + s->tasks[i] % TASK_MAX;
+        meta_event(s, "thread_name", tid, "name", nb, 0);
+        meta_event(s, "thread_sort_index", tid, "sort_index", NULL, TASK_SORT_BASE + (long long)(s->tasks[i] % TASK_MAX));
     }
     for (uint32_t key = 0; key < LANE_KEYS; key++) {
         const jager_type_desc *d = key >= 2 ? jager_reader_type(s->r, (uint16_t)(key - 2)) : NULL;
@@ -729,6 +891,101 @@ static int chrome_finish(void *st)
             meta_event(s, "thread_sort_index", tid, "sort_index", NULL, (long long)tid);
         }
     }
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const call_slice *x = a, *y = b;
+    if (x->part != y->part) return x->part < y->part ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return x->local_t0 < y->local_t0 ? -1 : x->local_t0 > y->local_t0;
+}
+
+static const call_slice *find_slice(const chrome_state *s, const jm_mpi_call *c)
+{
+    size_t lo = 0, hi = s->nslices;
+    call_slice key = {c->part, c->thread, c->local_t0, 0, 0, 0};
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int r = cmp_slice(&s->slices[mid], &key);
+        if (!r) return &s->slices[mid];
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+/* One flow arrow per matched message, from the middle of the sending call's slice to the
+ * middle of the completing call's (a flow binds to the slice that encloses its time). */
+static uint64_t write_arrows(chrome_state *s)
+{
+    const jm_mpi *m = s->part.mpi;
+    uint64_t arrows = 0;
+    if (!m || !m->nmsgs) return 0;
+    if (s->nslices > 1) qsort(s->slices, s->nslices, sizeof *s->slices, cmp_slice);
+    for (size_t i = 0; i < m->nmsgs && !s->failed; i++) {
+        const jm_mpi_msg *x = &m->msgs[i];
+        if (x->send_call >= m->ncalls || x->recv_call >= m->ncalls) continue;
+        const jm_mpi_call *sc = &m->calls[x->send_call], *rc = &m->calls[x->recv_call];
+        const call_slice *a = find_slice(s, sc), *b = find_slice(s, rc);
+        if (!a || !b) continue;
+        int64_t sp = m->ranks[sc->part].rank >= 0 ? m->ranks[sc->part].rank : (int64_t)sc->part;
+        int64_t rp = m->ranks[rc->part].rank >= 0 ? m->ranks[rc->part].rank : (int64_t)rc->part;
+        for (int side = 0; side < 2 && !s->failed; side++) {
+            const call_slice *c = side ? b : a;
+            tu_buf *o = &s->b;
+            o->len = 0;
+            if (s->events++) TU_PUTS(o, ",\n");
+            TU_PUTS(o, "{\"name\":\"MPI message\",\"cat\":\"mpi.message\",\"ph\":\"");
+            tu_buf_putc(o, side ? 'f' : 's');
+            TU_PUTS(o, "\",\"bp\":\"e\",\"id\":");
+            ex_put_u64(o, (uint64_t)i + 1);
+            TU_PUTS(o, ",\"ts\":");
+            put_time(o, (int64_t)(c->t0 + c->dur / 2 - s->base_ns));
+            TU_PUTS(o, ",\"pid\":");
+            ex_put_i64(o, side ? rp : sp);
+            TU_PUTS(o, ",\"tid\":");
+            ex_put_u64(o, c->tid);
+            if (!side) tu_buf_printf(o, ",\"args\":{\"bytes\":%" PRIu64 ",\"to\":%lld,\"tag\":%lld}", x->bytes,
+                                     (long long)rp, (long long)sc->tag);
+            end_event(s);
+        }
+        arrows++;
+    }
+    return arrows;
+}
+
+/* Job mode: the next part's events follow, read from \p r. */
+static int chrome_part(void *st, jager_reader *r, const export_part *p)
+{
+    chrome_state *s = st;
+    if (s->have_part) {
+        finish_part(s);
+        for (uint32_t key = 0; key < LANE_KEYS; key++) {
+            free(s->lane_end[key]);
+            s->lane_end[key] = NULL;
+        }
+        memset(s->lane_subs, 0, sizeof s->lane_subs);
+    }
+    if (s->ncur_task) memset(s->cur_task, 0, s->ncur_task * sizeof *s->cur_task);
+    s->ntasks = 0;
+    jm_map_clear(&s->task_seen);
+    memset(s->style, 0, sizeof s->style);
+    s->have_part = 1;
+    s->part = *p;
+    s->r = r;
+    s->pid = p->rank >= 0 ? p->rank : (long long)p->index;
+    s->base_ns = p->base_ns;
+    s->mpi_call_type = jager_reader_type_by_name(r, jp_name(&jp_mpi, JP_MPI_CALL));
+    if (!s->mpi_call_type) s->mpi_call_type = UINT16_MAX;
+    return s->failed ? -1 : 0;
+}
+
+static int chrome_finish(void *st)
+{
+    chrome_state *s = st;
+    finish_part(s);
+    uint64_t arrows = s->job ? write_arrows(s) : 0;
     /* trailer: display unit and the run's metadata */
     tu_buf *b = &s->b;
     b->len = 0;
@@ -736,6 +993,13 @@ static int chrome_finish(void *st)
      * as the unit of ts (formats.md §8.4); ts and dur carry ns precision anyway. */
     TU_PUTS(b, "\n],\"otherData\":{\"jager.source\":");
     ex_json_str(b, s->o->input, (size_t)-1);
+    if (s->job) { /* several recordings: their metadata stays in them (jager info) */
+        tu_buf_printf(b, ",\"jager.ranks\":\"%u\",\"mpi.messages\":\"%zu\",\"mpi.arrows\":\"%" PRIu64 "\",\"mpi.missing_ranks\":\"",
+                      s->part.nparts, s->part.mpi ? s->part.mpi->nmsgs : (size_t)0, arrows);
+        for (size_t i = 0; i < s->part.nmissing; i++) tu_buf_printf(b, "%s%u", i ? "," : "", s->part.missing[i]);
+        TU_PUTS(b, "\"}}\n");
+        goto write_trailer;
+    }
     size_t nmeta = jager_reader_meta_count(s->r);
     for (size_t i = 0; i < nmeta; i++) {
         const char *k = NULL, *v = NULL;
@@ -746,6 +1010,7 @@ static int chrome_finish(void *st)
         ex_json_str(b, v ? v : "", (size_t)-1);
     }
     TU_PUTS(b, "}}\n");
+write_trailer:
     if (fwrite(b->data, 1, b->len, s->f) != b->len) s->failed = 1;
     if (s->f != stdout) {
         if (fclose(s->f) != 0) s->failed = 1;
@@ -766,9 +1031,14 @@ static void chrome_free(void *st)
     }
     free(s->pend);
     for (uint32_t key = 0; key < LANE_KEYS; key++) free(s->lane_end[key]);
+    free(s->slices);
+    free(s->cur_task);
+    free(s->tasks);
+    jm_map_free(&s->task_seen);
     tu_buf_free(&s->b);
     tu_buf_free(&s->tmp);
     free(s);
 }
 
-const exporter export_chrome = {"chrome", ".trace.json", 1, chrome_open, chrome_event, chrome_finish, chrome_free};
+const exporter export_chrome = {"chrome", ".trace.json", 1, chrome_open, chrome_event, chrome_finish, chrome_free,
+                                chrome_part};

@@ -82,6 +82,12 @@ typedef struct pq_state {
     ex_cell *cells;
     uint32_t cells_cap;
     tu_buf scratch, page, comp, hdr;
+    /* a job's output (o->job): as export_csv.c, a `rank` column first, one file per type */
+    int64_t rank;
+    const struct jm_mpi *clock; /* the job's clock (export_part.mpi): times mapped to it */
+    uint32_t part_index;
+    pq_file **retired;
+    size_t nretired;
 } pq_state;
 
 static int write_raw(pq_file *pf, const void *p, size_t n)
@@ -351,10 +357,30 @@ static void pq_file_free(pq_file *pf)
 static pq_file *pq_file_for(pq_state *s, uint16_t type)
 {
     if (s->by_type[type] || s->skip[type]) return s->by_type[type];
-    ex_table *t = ex_table_new(s->r, type);
+    ex_table *t = s->o->job ? ex_table_new_ranked(s->r, type, s->rank, s->clock, s->part_index) : ex_table_new(s->r, type);
     if (!t) {
         s->skip[type] = 1;
         return NULL;
+    }
+    char stem[200];
+    ex_table_file_stem(t, stem, sizeof stem);
+    int clash = 0;
+    for (size_t i = 0; i < s->nretired; i++) { /* an earlier part's file of this type */
+        pq_file *old = s->retired[i];
+        if (ex_table_same_columns(old->t, t)) {
+            ex_table_free(old->t);
+            old->t = t;
+            s->retired[i] = s->retired[--s->nretired];
+            s->by_type[type] = old;
+            return old;
+        }
+        char ostem[200];
+        ex_table_file_stem(old->t, ostem, sizeof ostem);
+        if (!strcmp(ostem, stem)) clash = 1; /* same name, other columns (another build): a file of its own */
+    }
+    if (clash) {
+        size_t l = strlen(stem);
+        snprintf(stem + l, sizeof stem - l, ".rank%lld", (long long)s->rank);
     }
     pq_file *pf = calloc(1, sizeof *pf);
     if (!pf) {
@@ -363,8 +389,6 @@ static pq_file *pq_file_for(pq_state *s, uint16_t type)
         return NULL;
     }
     pf->t = t;
-    char stem[200];
-    ex_table_file_stem(t, stem, sizeof stem);
     size_t plen = strlen(s->o->out) + strlen(stem) + 10;
     pf->path = malloc(plen);
     pf->cols = calloc(t->ncols, sizeof *pf->cols);
@@ -509,7 +533,10 @@ static int write_footer(pq_state *s, pq_file *pf)
     jager_reader_get_info(s->r, &info);
     char num[32];
     kv(&w, &tmp, "jager.event_type", t->name);
-    kv(&w, &tmp, "jager.time_base", "ns on the recording's monotonic clock (jager_now_ns); unix ns = t - jager.start_ns + jager.start_unix_ns");
+    kv(&w, &tmp, "jager.time_base",
+       t->clock ? "ns on the job's clock: MPI rank 0's monotonic clock, every rank's times aligned to it "
+                  "(clock offsets, clock-condition repair; docs/mpi.md)"
+                : "ns on the recording's monotonic clock (jager_now_ns); unix ns = t - jager.start_ns + jager.start_unix_ns");
     snprintf(num, sizeof num, "%llu", (unsigned long long)info.start_ns);
     kv(&w, &tmp, "jager.start_ns", num);
     snprintf(num, sizeof num, "%llu", (unsigned long long)info.start_unix_ns);
@@ -536,12 +563,39 @@ static int write_footer(pq_state *s, pq_file *pf)
     return 0;
 }
 
+/* Job mode: the next part's events follow (their type ids are that recording's). */
+static int pq_part(void *st, jager_reader *r, const export_part *p)
+{
+    pq_state *s = st;
+    size_t n = 0;
+    for (uint32_t i = 0; i < 65536; i++) n += s->by_type[i] != NULL;
+    if (n) {
+        pq_file **v = realloc(s->retired, (s->nretired + n) * sizeof *v);
+        if (!v) return oom();
+        s->retired = v;
+        for (uint32_t i = 0; i < 65536; i++)
+            if (s->by_type[i]) s->retired[s->nretired++] = s->by_type[i];
+    }
+    memset(s->by_type, 0, sizeof s->by_type);
+    memset(s->skip, 0, sizeof s->skip);
+    s->r = r;
+    s->rank = p->rank >= 0 ? p->rank : (int64_t)p->index;
+    s->clock = p->mpi;
+    s->part_index = p->index;
+    return 0;
+}
+
+static pq_file *pq_nth(const pq_state *s, size_t i)
+{
+    return i < 65536 ? s->by_type[i] : s->retired[i - 65536];
+}
+
 static int pq_finish(void *st)
 {
     pq_state *s = st;
     int rc = 0;
-    for (uint32_t i = 0; i < 65536; i++) {
-        pq_file *pf = s->by_type[i];
+    for (size_t i = 0; i < 65536 + s->nretired; i++) {
+        pq_file *pf = pq_nth(s, i);
         if (!pf) continue;
         if (flush_rowgroup(s, pf) || write_footer(s, pf)) rc = -1;
         if (fclose(pf->f) != 0 && rc == 0) {
@@ -557,7 +611,8 @@ static void pq_free(void *st)
 {
     pq_state *s = st;
     if (!s) return;
-    for (uint32_t i = 0; i < 65536; i++) pq_file_free(s->by_type[i]);
+    for (size_t i = 0; i < 65536 + s->nretired; i++) pq_file_free(pq_nth(s, i));
+    free(s->retired);
     free(s->cells);
     tu_buf_free(&s->scratch);
     tu_buf_free(&s->page);
@@ -566,4 +621,4 @@ static void pq_free(void *st)
     free(s);
 }
 
-const exporter export_parquet = {"parquet", ".parquet", 0, pq_open, pq_event, pq_finish, pq_free};
+const exporter export_parquet = {"parquet", ".parquet", 0, pq_open, pq_event, pq_finish, pq_free, pq_part};

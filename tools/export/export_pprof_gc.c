@@ -6,13 +6,12 @@
 #include <string.h>
 
 #include "export_pprof_profile.h"
-#include "enc_protobuf.h"
+#include "model_map.h"
 #include "plugin_events.h"
 
 typedef struct gc_entry {
-    uint64_t stack; /* 0 = empty slot marker is `used` */
+    uint64_t stack;
     uint64_t count, ns;
-    int used;
 } gc_entry;
 
 const pp_stack_kind pp_kind_gc = {&jp_gc, JP_GC_PAUSE, JP_PAUSE_STACK, JP_PAUSE_DURATION_NS, "pauses", "gc",
@@ -25,8 +24,9 @@ struct pp_gc {
     int resolved;        /* the gc.pause type was looked up */
     uint16_t type;       /* 0: absent */
     int f_stack, f_dur;  /* field indexes, -1 if absent */
+    jm_map by_stack; /* (stack, 0) -> index into v */
     gc_entry *v;
-    uint32_t nslots, n;
+    uint32_t n, cap;
     uint64_t pauses;
 };
 
@@ -40,42 +40,28 @@ pp_gc *pp_gc_new(const pp_stack_kind *kind)
 void pp_gc_free(pp_gc *g)
 {
     if (!g) return;
+    jm_map_free(&g->by_stack);
     free(g->v);
     free(g);
 }
 
-static uint32_t hash64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
 static gc_entry *slot(pp_gc *g, uint64_t stack)
 {
-    if ((g->n + 1) * 2 > g->nslots) {
-        uint32_t n = g->nslots ? g->nslots * 2 : 64;
-        gc_entry *v = calloc(n, sizeof *v);
+    uint32_t k = jm_map_get(&g->by_stack, stack, 0);
+    if (k != JM_NONE) return &g->v[k];
+    if (g->n == g->cap) {
+        uint32_t cap = g->cap ? g->cap * 2 : 64;
+        gc_entry *v = realloc(g->v, cap * sizeof *v);
         if (!v) return NULL;
-        for (uint32_t i = 0; i < g->nslots; i++) {
-            if (!g->v[i].used) continue;
-            uint32_t k = hash64(g->v[i].stack) & (n - 1);
-            while (v[k].used) k = (k + 1) & (n - 1);
-            v[k] = g->v[i];
-        }
-        free(g->v);
         g->v = v;
-        g->nslots = n;
+        g->cap = cap;
     }
-    uint32_t k = hash64(stack) & (g->nslots - 1);
-    while (g->v[k].used && g->v[k].stack != stack) k = (k + 1) & (g->nslots - 1);
-    if (!g->v[k].used) {
-        g->v[k] = (gc_entry){.stack = stack, .used = 1};
-        g->n++;
-    }
-    return &g->v[k];
+    if (jm_map_put(&g->by_stack, stack, 0, g->n)) return NULL;
+    g->v[g->n] = (gc_entry){.stack = stack};
+    return &g->v[g->n++];
 }
+
+uint16_t pp_gc_type(const pp_gc *g) { return g ? g->type : 0; }
 
 int pp_gc_event(pp_gc *g, const jager_reader *r, const jager_event *ev)
 {
@@ -121,29 +107,20 @@ static char *gc_path(const char *out, const char *with)
     return s;
 }
 
+/* Location and function ids: 1, 2, … in order of first use, keyed in a jm_map. */
 typedef struct ids {
-    uint64_t *key;
-    uint32_t n, cap;
+    jm_map m;
+    uint32_t n;
 } ids;
 
-/* Index + 1 of key in a small list (linear: stacks have few distinct frames). */
+/* The id of \p key (\p *is_new when just given); 0 on out of memory. */
 static uint32_t id_of(ids *t, uint64_t key, int *is_new)
 {
-    for (uint32_t i = 0; i < t->n; i++)
-        if (t->key[i] == key) {
-            *is_new = 0;
-            return i + 1;
-        }
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 64;
-        uint64_t *k = realloc(t->key, cap * sizeof *k);
-        if (!k) return 0;
-        t->key = k;
-        t->cap = cap;
-    }
-    t->key[t->n++] = key;
-    *is_new = 1;
-    return t->n;
+    uint32_t v = jm_map_get(&t->m, key, 0);
+    *is_new = v == JM_NONE;
+    if (!*is_new) return v;
+    if (jm_map_put(&t->m, key, 0, t->n + 1)) return 0;
+    return ++t->n;
 }
 
 int pp_gc_write(pp_gc *g, const jager_reader *r, const export_opts *o)
@@ -154,14 +131,12 @@ int pp_gc_write(pp_gc *g, const jager_reader *r, const export_opts *o)
     char *path = gc_path(o->out, kind->suffix);
     pp_profile pr = {0};
     ids locs = {0}, funcs = {0};
-    tu_buf m = {0}, line = {0}, locs_buf = {0}, funcs_buf = {0};
     uint64_t *path_ids = NULL;
     if (!path || pp_profile_init(&pr)) goto oom;
-    pp_value_type(&pr, 1, kind->count_type, "count");
-    pp_value_type(&pr, 1, kind->value_type, "nanoseconds");
-    for (uint32_t i = 0; i < g->nslots; i++) {
+    pp_sample_type(&pr, kind->count_type, "count");
+    pp_sample_type(&pr, kind->value_type, "nanoseconds");
+    for (uint32_t i = 0; i < g->n; i++) {
         const gc_entry *e = &g->v[i];
-        if (!e->used) continue;
         const uint64_t *ips = NULL;
         uint32_t n = 0;
         static const uint64_t none = 0;
@@ -180,43 +155,31 @@ int pp_gc_write(pp_gc *g, const jager_reader *r, const export_opts *o)
             if (!is_new) continue;
             /* a new location: its frames, inlined callee first (pprof's order) */
             jager_frame fr[16];
+            pp_line lines[16];
             uint32_t nf = ips[k] ? jager_reader_symbolize(r, ips[k], fr, 16) : 0;
-            m.len = 0;
-            if (pb_varint(&m, 1, lid) || pb_varint(&m, 3, ips[k])) goto oom;
             if (!ips[k]) {
                 fr[0] = (jager_frame){.func = "(no stack)", .file = ""};
                 nf = 1;
             }
-            for (uint32_t f = nf; f-- > 0;) {
+            for (uint32_t f = 0; f < nf; f++) {
+                const jager_frame *fp = &fr[nf - 1 - f]; /* the reader gives the outermost first */
                 char key[1024];
-                snprintf(key, sizeof key, "%s\x1f%s", fr[f].func, fr[f].file);
-                uint64_t fkey = pp_str(&pr, key); /* the key's string id names the function uniquely */
+                snprintf(key, sizeof key, "%s\x1f%s", fp->func, fp->file);
+                uint64_t fkey = (uint64_t)pp_str(&pr, key); /* the key's string id names the function uniquely */
                 int fnew;
                 uint32_t fid = id_of(&funcs, fkey, &fnew);
                 if (!fid) goto oom;
-                if (fnew) {
-                    line.len = 0;
-                    if (pb_varint(&line, 1, fid) || pb_varint(&line, 2, pp_str(&pr, fr[f].func)) ||
-                        pb_varint(&line, 3, pp_str(&pr, fr[f].func)) || pb_varint(&line, 4, pp_str(&pr, fr[f].file)) ||
-                        pb_bytes(&funcs_buf, 5, line.data, line.len))
-                        goto oom;
-                }
-                line.len = 0;
-                if (pb_varint(&line, 1, fid) || pb_varint(&line, 2, fr[f].line) || pb_bytes(&m, 4, line.data, line.len))
-                    goto oom;
+                if (fnew) pp_add_function(&pr, fid, fp->func, fp->file, 0);
+                lines[f] = (pp_line){fid, fp->line};
             }
-            if (pb_bytes(&locs_buf, 4, m.data, m.len)) goto oom;
+            pp_add_location(&pr, lid, ips[k], lines, nf);
         }
-        uint64_t vals[2] = {e->count, e->ns};
-        m.len = 0;
-        if (pb_packed(&m, 1, path_ids, n) || pb_packed(&m, 2, vals, 2) || pb_bytes(&pr.body, 2, m.data, m.len)) goto oom;
+        int64_t vals[2] = {(int64_t)e->count, (int64_t)e->ns};
+        pp_add_sample(&pr, path_ids, n, vals, 2);
     }
-    if (tu_buf_put(&pr.body, locs_buf.data, locs_buf.len) || tu_buf_put(&pr.body, funcs_buf.data, funcs_buf.len))
-        goto oom;
-    pp_value_type(&pr, 11, kind->value_type, "nanoseconds");
-    if (pb_varint(&pr.body, 12, 1) || pb_varint(&pr.body, 13, pp_str(&pr, kind->comment)) ||
-        pb_varint(&pr.body, 14, pp_str(&pr, kind->value_type)))
-        goto oom;
+    pp_period(&pr, kind->value_type, "nanoseconds", 1);
+    pp_comment(&pr, kind->comment);
+    pr.msg.default_sample_type = pp_str(&pr, kind->value_type);
     rc = pp_profile_write(&pr, path);
     goto done;
 oom:
@@ -225,11 +188,7 @@ done:
     pp_profile_free(&pr);
     free(path);
     free(path_ids);
-    free(locs.key);
-    free(funcs.key);
-    tu_buf_free(&m);
-    tu_buf_free(&line);
-    tu_buf_free(&locs_buf);
-    tu_buf_free(&funcs_buf);
+    jm_map_free(&locs.m);
+    jm_map_free(&funcs.m);
     return rc;
 }

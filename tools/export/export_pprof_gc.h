@@ -21,6 +21,10 @@ extern const pp_stack_kind pp_kind_cpu; /* sampler.sample by sampled stack */
 
 typedef struct pp_gc pp_gc;
 
+/** The event type \p g turns into samples (0 when the file has none, or before the first
+ *  event). */
+uint16_t pp_gc_type(const pp_gc *g);
+
 pp_gc *pp_gc_new(const pp_stack_kind *kind);
 /** Count an event of the kind's type (other types are ignored). 0 or -1 (OOM, printed). */
 int pp_gc_event(pp_gc *g, const jager_reader *r, const jager_event *ev);

@@ -3,16 +3,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_map.h"
+
 typedef struct sp_thread {
+    uint32_t thread; /* the thread index the file names */
     sp_span *v;
     size_t n, cap;
 } sp_thread;
 
+/* Threads in the order they first appear, found by index through a hash map: an index is
+ * whatever the file says (up to 2^32 - 1), so nothing is sized by it. */
 struct sp_orderer {
     sp_batch_fn fn;
     void *ctx;
-    sp_thread *threads; /* by thread index */
-    uint32_t nthreads;
+    sp_thread *threads;
+    uint32_t nthreads, cap;
+    jm_map slot; /* (thread, 0) -> index in threads */
 };
 
 sp_orderer *sp_new(sp_batch_fn fn, void *ctx)
@@ -33,12 +39,11 @@ static int cmp_span(const void *a, const void *b)
     return 0;
 }
 
-static int flush_thread(sp_orderer *o, uint32_t thread)
+static int flush_thread(sp_orderer *o, sp_thread *t)
 {
-    sp_thread *t = &o->threads[thread];
     if (!t->n) return 0;
     qsort(t->v, t->n, sizeof *t->v, cmp_span);
-    int rc = o->fn(o->ctx, thread, t->v, t->n);
+    int rc = o->fn(o->ctx, t->thread, t->v, t->n);
     t->n = 0;
     if (t->cap > 65536) { /* give a huge tree's memory back */
         free(t->v);
@@ -50,16 +55,20 @@ static int flush_thread(sp_orderer *o, uint32_t thread)
 
 int sp_add(sp_orderer *o, uint32_t thread, const jager_rec_span *rec)
 {
-    if (thread >= o->nthreads) {
-        uint32_t n = o->nthreads ? o->nthreads : 16;
-        while (n <= thread) n *= 2;
-        sp_thread *t = realloc(o->threads, n * sizeof *t);
-        if (!t) return -1;
-        memset(t + o->nthreads, 0, (n - o->nthreads) * sizeof *t);
-        o->threads = t;
-        o->nthreads = n;
+    uint32_t k = jm_map_get(&o->slot, thread, 0);
+    if (k == JM_NONE) {
+        if (o->nthreads == o->cap) {
+            uint32_t cap = o->cap ? o->cap * 2 : 16;
+            sp_thread *v = cap > o->cap ? realloc(o->threads, (size_t)cap * sizeof *v) : NULL;
+            if (!v) return -1;
+            o->threads = v;
+            o->cap = cap;
+        }
+        if (jm_map_put(&o->slot, thread, 0, o->nthreads)) return -1;
+        o->threads[o->nthreads] = (sp_thread){.thread = thread};
+        k = o->nthreads++;
     }
-    sp_thread *t = &o->threads[thread];
+    sp_thread *t = &o->threads[k];
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
         sp_span *v = realloc(t->v, cap * sizeof *v);
@@ -70,13 +79,21 @@ int sp_add(sp_orderer *o, uint32_t thread, const jager_rec_span *rec)
     uint64_t end = rec->end_ns >= rec->start_ns ? rec->end_ns : rec->start_ns;
     t->v[t->n++] = (sp_span){.start = rec->start_ns, .end = end, .bytes = rec->bytes, .site = rec->h.aux,
                              .span_id = rec->span_id, .parent_id = rec->parent_id};
-    return rec->parent_id == 0 ? flush_thread(o, thread) : 0;
+    return rec->parent_id == 0 ? flush_thread(o, t) : 0;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+    const sp_thread *x = a, *y = b;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
 int sp_finish(sp_orderer *o)
 {
+    qsort(o->threads, o->nthreads, sizeof *o->threads, cmp_thread); /* index order; the map is stale now */
+    jm_map_free(&o->slot);
     for (uint32_t i = 0; i < o->nthreads; i++)
-        if (flush_thread(o, i)) return -1;
+        if (flush_thread(o, &o->threads[i])) return -1;
     return 0;
 }
 
@@ -85,6 +102,7 @@ void sp_free(sp_orderer *o)
     if (!o) return;
     for (uint32_t i = 0; i < o->nthreads; i++) free(o->threads[i].v);
     free(o->threads);
+    jm_map_free(&o->slot);
     free(o);
 }
 

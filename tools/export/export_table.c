@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "enc_json.h"
+#include "model_mpi.h"
 
 typedef struct col_spec {
     const char *name;
@@ -38,6 +39,11 @@ static const col_spec span_attr_cols[] = {{"thread", EX_I64, 0},  {"site", EX_I6
 static const col_spec span_error_cols[] = {{"thread", EX_I64, 0},   {"time_ns", EX_I64, 0},
                                            {"site", EX_I64, 0},     {"site_name", EX_STR, 1},
                                            {"span_id", EX_I64, 0},  {"message", EX_STR, 0}};
+static const col_spec context_cols[] = {{"thread", EX_I64, 0},   {"time_ns", EX_I64, 0},  {"set", EX_BOOL, 0},
+                                        {"trace_id", EX_STR, 1}, {"ctx_span_id", EX_STR, 1},
+                                        {"first_span", EX_I64, 0}, {"flags", EX_I64, 0}};
+static const col_spec task_cols[] = {{"thread", EX_I64, 0}, {"time_ns", EX_I64, 0}, {"task", EX_I64, 0},
+                                     {"first_span", EX_I64, 0}};
 
 static const struct {
     uint16_t type;
@@ -49,11 +55,12 @@ static const struct {
     T(JAGER_EV_COUNTER, counter_cols), T(JAGER_EV_MARK, mark_cols),
     T(JAGER_EV_DROP, drop_cols),      T(JAGER_EV_DIAG, diag_cols),
     T(JAGER_EV_SPAN_ATTR, span_attr_cols), T(JAGER_EV_SPAN_ERROR, span_error_cols),
+    T(JAGER_EV_CONTEXT, context_cols), T(JAGER_EV_TASK, task_cols),
 #undef T
 };
 
 static const char *const core_names[] = {"pad", "span", "log", "counter", "mark", "drop", "diag", "span_attr",
-                                         "span_error"};
+                                         "span_error", "context", "task"};
 
 static int add_col(ex_table *t, const char *name, size_t len, uint8_t kind, uint8_t nullable)
 {
@@ -78,19 +85,25 @@ static int add_col(ex_table *t, const char *name, size_t len, uint8_t kind, uint
     return 0;
 }
 
-ex_table *ex_table_new(const jager_reader *r, uint16_t type)
+static ex_table *table_new(const jager_reader *r, uint16_t type, int ranked, int64_t rank, const jm_mpi *clock,
+                           uint32_t part)
 {
     if (type == JAGER_EV_PAD) return NULL;
     ex_table *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->type = type;
+    t->ranked = (uint8_t)ranked;
+    t->rank = rank;
+    t->clock = clock;
+    t->part = part;
     const jager_type_desc *d = jager_reader_type(r, type);
     for (size_t i = 0; i < sizeof core_tables / sizeof core_tables[0]; i++) {
         if (core_tables[i].type != type) continue;
         t->builtin = 1;
-        t->cols = calloc(core_tables[i].n, sizeof *t->cols);
+        t->cols = calloc(core_tables[i].n + 1u, sizeof *t->cols);
         t->name = strdup(d && d->name ? d->name : core_names[type]);
         if (!t->cols || !t->name) goto fail;
+        if (ranked && add_col(t, "rank", 4, EX_I64, 0)) goto fail;
         for (uint32_t c = 0; c < core_tables[i].n; c++) {
             const col_spec *s = &core_tables[i].cols[c];
             if (add_col(t, s->name, strlen(s->name), s->kind, s->nullable)) goto fail;
@@ -100,8 +113,14 @@ ex_table *ex_table_new(const jager_reader *r, uint16_t type)
     if (!d || d->builtin || !d->name || d->nfields > JAGER_MAX_FIELDS) goto fail; /* unknown core type */
     t->desc = d;
     t->name = strdup(d->name);
-    t->cols = calloc(2 + 2 * (size_t)d->nfields, sizeof *t->cols);
+    /* A plugin type named like a core table ("span") or like another type of the file: its
+     * file must still be its own (ex_table_file_stem). */
+    for (size_t i = 0; i < sizeof core_names / sizeof core_names[0]; i++)
+        if (strcmp(d->name, core_names[i]) == 0) t->shared_name = 1;
+    if (jager_reader_type_by_name(r, d->name) != type) t->shared_name = 1;
+    t->cols = calloc(3 + 2 * (size_t)d->nfields, sizeof *t->cols);
     if (!t->name || !t->cols) goto fail;
+    if (ranked && add_col(t, "rank", 4, EX_I64, 0)) goto fail;
     if (add_col(t, "thread", 6, EX_I64, 0) || add_col(t, "time_ns", 7, EX_I64, 0)) goto fail;
     for (uint32_t f = 0; f < d->nfields; f++) {
         const jager_field_desc *fd = &d->fields[f];
@@ -131,6 +150,24 @@ fail:
     return NULL;
 }
 
+ex_table *ex_table_new(const jager_reader *r, uint16_t type) { return table_new(r, type, 0, -1, NULL, 0); }
+
+ex_table *ex_table_new_ranked(const jager_reader *r, uint16_t type, int64_t rank, const jm_mpi *clock, uint32_t part)
+{
+    return table_new(r, type, 1, rank, clock, part);
+}
+
+int ex_table_same_columns(const ex_table *a, const ex_table *b)
+{
+    if (a->ncols != b->ncols || a->builtin != b->builtin || a->ranked != b->ranked || strcmp(a->name, b->name))
+        return 0;
+    for (uint32_t c = 0; c < a->ncols; c++)
+        if (strcmp(a->cols[c].name, b->cols[c].name) || a->cols[c].kind != b->cols[c].kind ||
+            a->cols[c].nullable != b->cols[c].nullable)
+            return 0;
+    return 1;
+}
+
 void ex_table_free(ex_table *t)
 {
     if (!t) return;
@@ -140,20 +177,31 @@ void ex_table_free(ex_table *t)
     free(t);
 }
 
+/* Distinct types always get distinct files (issue 16 item 9): a name kept as it is
+ * ([a-z0-9._-], the registered form) is unique among the file's types, so it is the stem;
+ * a name that had to be changed (a '/', a space, upper case that a case-insensitive file
+ * system would fold), or that a core table or another type shares, gets "~<type id>",
+ * and '~' never survives in a kept name. */
 void ex_table_file_stem(const ex_table *t, char *buf, size_t size)
 {
     size_t j = 0;
+    int changed = 0;
     for (const char *p = t->name; *p && j + 1 < size; p++) {
         char c = *p;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                 c == '-';
+        int ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        changed |= !ok;
         buf[j++] = ok ? c : '_';
     }
     if (j == 0 || buf[0] == '.') { /* never "", ".", ".." or a hidden file */
         snprintf(buf, size, "type_%u", t->type);
         return;
     }
+    if (j + 1 >= size && t->name[j]) changed = 1; /* cut short */
     buf[j] = '\0';
+    if (!t->builtin && (changed || t->shared_name)) {
+        if (j + 8 >= size) j = size > 9 ? size - 9 : 0;
+        snprintf(buf + j, size - j, "~%u", t->type);
+    }
 }
 
 /* ---- row filling ---- */
@@ -163,7 +211,15 @@ typedef struct row {
     uint32_t k; /* next column */
     tu_buf *scratch;
     int oom;
+    const ex_table *t;
 } row;
+
+/* A time of the part on the table's clock: the job's (jm_mpi_job_time, the one mapping every
+ * job output uses) or as recorded. */
+static int64_t out_time(const row *w, uint64_t t)
+{
+    return (int64_t)(w->t->clock ? jm_mpi_job_time(w->t->clock, w->t->part, t) : t);
+}
 
 static void put_null(row *w) { w->c[w->k++] = (ex_cell){.null = 1}; }
 static void put_i64(row *w, int64_t v) { w->c[w->k++] = (ex_cell){.i = v}; }
@@ -192,6 +248,19 @@ static void put_scratch(row *w, size_t off)
     w->c[w->k++] = (ex_cell){.in_scratch = 1, .i = (int64_t)off, .n = (uint32_t)(w->scratch->len - off)};
 }
 
+/* A trace or span id as lowercase hex, or NULL when all zero (none). */
+static void put_hex_id(row *w, const uint8_t *id, size_t n)
+{
+    char hex[33];
+    if (!ex_hex(id, n, hex)) {
+        put_null(w);
+        return;
+    }
+    size_t off = scratch_mark(w);
+    if (tu_buf_put(w->scratch, hex, 2 * n)) w->oom = 1;
+    put_scratch(w, off);
+}
+
 static void put_site_name(row *w, const jager_reader *r, uint32_t site)
 {
     const char *name = NULL;
@@ -201,7 +270,7 @@ static void put_site_name(row *w, const jager_reader *r, uint32_t site)
 
 static const char *drop_reason_name(uint32_t reason)
 {
-    static const char *const names[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink"};
+    static const char *const names[] = {"ring_full", "overwritten", "no_ring", "too_large", "sink", "bad_emit", "after_stop"};
     return reason < sizeof names / sizeof names[0] ? names[reason] : "unknown";
 }
 
@@ -230,9 +299,10 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         put_str(w, name, (size_t)-1);
         put_str(w, file && *file ? file : NULL, (size_t)-1);
         put_i64(w, line);
-        put_i64(w, (int64_t)s->start_ns);
-        put_i64(w, (int64_t)s->end_ns);
-        put_i64(w, (int64_t)(s->end_ns - s->start_ns));
+        int64_t t0 = out_time(w, s->start_ns), t1 = out_time(w, s->end_ns);
+        put_i64(w, t0);
+        put_i64(w, t1);
+        put_i64(w, t1 - t0);
         put_i64(w, s->span_id);
         put_i64(w, s->parent_id);
         put_i64(w, (int64_t)s->bytes);
@@ -245,28 +315,19 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         const uint8_t *a = NULL, *ae = NULL;
         if (jager_log_body(l, &body, &blen, &a, &ae) != JAGER_OK) { body = ""; blen = 0; a = ae = NULL; }
         uint32_t sev = h->aux & 0xFFu;
-        char hex[33];
-        put_i64(w, (int64_t)ev->time_ns);
+        put_i64(w, out_time(w, ev->time_ns));
         put_i64(w, sev);
         put_str(w, ex_severity_text(sev), (size_t)-1);
         put_bool(w, (h->aux & JAGER_LOG_TRUNCATED) != 0);
         put_i64(w, l->span_id);
         put_i64(w, l->site);
         put_site_name(w, r, l->site);
-        if (ex_hex(l->trace_id, 16, hex)) {
-            size_t off = scratch_mark(w);
-            if (tu_buf_put(w->scratch, hex, 32)) w->oom = 1;
-            put_scratch(w, off);
-        } else put_null(w);
-        if (ex_hex(l->ctx_span_id, 8, hex)) {
-            size_t off = scratch_mark(w);
-            if (tu_buf_put(w->scratch, hex, 16)) w->oom = 1;
-            put_scratch(w, off);
-        } else put_null(w);
+        put_hex_id(w, l->trace_id, 16);
+        put_hex_id(w, l->ctx_span_id, 8);
         put_str(w, body, blen);
         if (l->nattrs && a) {
             size_t off = scratch_mark(w);
-            if (ex_json_attrs(w->scratch, a, ae)) w->oom = 1;
+            if (ex_json_attrs(w->scratch, a, ae, r)) w->oom = 1;
             put_scratch(w, off);
         } else put_null(w);
         break;
@@ -276,7 +337,7 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         const char *name = NULL, *unit = NULL;
         uint32_t kind = 0;
         int known = jager_reader_counter(r, h->aux, &name, &unit, &kind) == JAGER_OK;
-        put_i64(w, (int64_t)ev->time_ns);
+        put_i64(w, out_time(w, ev->time_ns));
         put_i64(w, h->aux);
         put_str(w, known ? name : NULL, (size_t)-1);
         put_str(w, known && unit && *unit ? unit : NULL, (size_t)-1);
@@ -285,12 +346,12 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         break;
     }
     case JAGER_EV_MARK:
-        put_i64(w, (int64_t)ev->time_ns);
+        put_i64(w, out_time(w, ev->time_ns));
         put_str(w, jager_reader_string(r, h->aux), (size_t)-1);
         break;
     case JAGER_EV_DROP: {
         const jager_rec_drop *d = (const void *)h;
-        put_i64(w, (int64_t)ev->time_ns);
+        put_i64(w, out_time(w, ev->time_ns));
         put_str(w, drop_reason_name(h->aux), (size_t)-1);
         put_i64(w, total >= sizeof *d ? (int64_t)d->count : 0);
         break;
@@ -299,7 +360,7 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         const jager_rec_diag *d = (const void *)h;
         uint32_t n;
         const char *text = tail(h, sizeof *d, d->text_len, &n);
-        put_i64(w, (int64_t)ev->time_ns);
+        put_i64(w, out_time(w, ev->time_ns));
         put_i64(w, h->aux);
         put_str(w, jager_reader_string(r, d->source), (size_t)-1);
         put_str(w, text, n);
@@ -312,16 +373,33 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         put_i64(w, s->span_id);
         size_t off = scratch_mark(w);
         const uint8_t *a = (const uint8_t *)h + sizeof *s;
-        if (ex_json_attrs(w->scratch, a <= (const uint8_t *)h + total ? a : NULL, (const uint8_t *)h + total))
+        if (ex_json_attrs(w->scratch, a <= (const uint8_t *)h + total ? a : NULL, (const uint8_t *)h + total, r))
             w->oom = 1;
         put_scratch(w, off);
+        break;
+    }
+    case JAGER_EV_CONTEXT: {
+        const jager_rec_context *c = (const void *)h;
+        put_i64(w, out_time(w, ev->time_ns));
+        put_bool(w, h->aux != 0);
+        put_hex_id(w, c->trace_id, 16);
+        put_hex_id(w, c->span_id, 8);
+        put_i64(w, c->first_span);
+        put_i64(w, c->flags);
+        break;
+    }
+    case JAGER_EV_TASK: {
+        const jager_rec_task *k = (const void *)h;
+        put_i64(w, out_time(w, ev->time_ns));
+        put_i64(w, (int64_t)k->task);
+        put_i64(w, k->first_span);
         break;
     }
     case JAGER_EV_SPAN_ERROR: {
         const jager_rec_span_error *s = (const void *)h;
         uint32_t n;
         const char *msg = tail(h, sizeof *s, s->msg_len, &n);
-        put_i64(w, (int64_t)ev->time_ns);
+        put_i64(w, out_time(w, ev->time_ns));
         put_i64(w, h->aux);
         put_site_name(w, r, h->aux);
         put_i64(w, s->span_id);
@@ -338,7 +416,7 @@ static void fill_plugin(const ex_table *t, const jager_reader *r, const jager_ev
     size_t total = (size_t)h->words * 8u;
     size_t have = total >= sizeof *p ? (total - sizeof *p) / 8u : 0;
     put_i64(w, ev->thread);
-    put_i64(w, (int64_t)ev->time_ns);
+    put_i64(w, out_time(w, ev->time_ns));
     for (uint32_t f = 0; f < t->desc->nfields; f++) {
         uint32_t kind = t->desc->fields[f].kind;
         if (f >= have) {
@@ -362,6 +440,13 @@ static void fill_plugin(const ex_table *t, const jager_reader *r, const jager_ev
             put_i64(w, (int64_t)v);
             put_site_name(w, r, v <= UINT32_MAX ? (uint32_t)v : 0);
             break;
+        case JAGER_FIELD_TIME_NS: put_i64(w, v ? out_time(w, v) : 0); break;
+        case JAGER_FIELD_DURATION_NS:
+            /* the event's own extent [time_ns, time_ns + v]: its mapped ends' difference */
+            if (t->clock && (t->desc->fields[f].flags & JAGER_FIELD_FLAG_EXTENT))
+                put_i64(w, out_time(w, ev->time_ns + v) - out_time(w, ev->time_ns));
+            else put_i64(w, (int64_t)v);
+            break;
         default: put_i64(w, (int64_t)v);
         }
     }
@@ -379,15 +464,18 @@ static size_t core_min_bytes(uint16_t type)
     case JAGER_EV_DIAG: return sizeof(jager_rec_diag);
     case JAGER_EV_SPAN_ATTR: return sizeof(jager_rec_span_attr);
     case JAGER_EV_SPAN_ERROR: return sizeof(jager_rec_span_error);
+    case JAGER_EV_CONTEXT: return sizeof(jager_rec_context);
+    case JAGER_EV_TASK: return sizeof(jager_rec_task);
     default: return sizeof(jager_record);
     }
 }
 
 int ex_table_row(const ex_table *t, const jager_reader *r, const jager_event *ev, ex_cell *cells, tu_buf *scratch)
 {
-    row w = {.c = cells, .scratch = scratch};
+    row w = {.c = cells, .scratch = scratch, .t = t};
     scratch->len = 0;
     if (t->builtin && (size_t)ev->rec->words * 8u < core_min_bytes(t->type)) return 1;
+    if (t->ranked) put_i64(&w, t->rank);
     if (t->builtin) fill_core(t, r, ev, &w);
     else fill_plugin(t, r, ev, &w);
     while (w.k < t->ncols) put_null(&w); /* defensive: never leave a cell unset */

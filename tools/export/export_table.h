@@ -4,8 +4,11 @@
  * plugin types get `thread`, `time_ns` and one column per registered field, typed from the
  * field kind (STRING fields resolved to their text, SITE fields followed by `<field>_name`).
  *
- * Times stay INT64 nanoseconds on the recording's monotonic clock (jager_now_ns), exactly
- * as recorded: they are not instants since 1970, so no timestamp logical type claims they are. */
+ * Times are INT64 nanoseconds on the recording's monotonic clock (jager_now_ns), exactly
+ * as recorded — or, in a job's tables (ex_table_new_ranked with a clock), on the job's clock
+ * (rank 0's), mapped by jm_mpi_job_time() as the Chrome export and the tools' MPI analysis
+ * map them. Either way they are not instants since 1970, so no timestamp logical type
+ * claims they are. */
 #ifndef JAGER_TOOLS_EXPORT_TABLE_H
 #define JAGER_TOOLS_EXPORT_TABLE_H
 #include <stdint.h>
@@ -48,12 +51,30 @@ typedef struct ex_table {
     ex_col *cols;
     const jager_type_desc *desc; /**< plugin types: the registered fields */
     uint8_t field_col[JAGER_MAX_FIELDS]; /**< plugin types: first column of each field */
+    uint8_t shared_name; /**< a plugin type whose name a core type or another type also has */
+    uint8_t ranked;      /**< 1: a job's table, its first column `rank` (every row: \p rank) */
+    int64_t rank;        /**< the rank of the part whose events are read now (ranked tables) */
+    const struct jm_mpi *clock; /**< ranked tables: the job's clock (times mapped), or NULL (as recorded) */
+    uint32_t part;       /**< the part's index in the job, for \p clock */
 } ex_table;
 
 /** The table for event type \p type, or NULL (unknown type, padding, or out of memory: the
  *  caller skips such events). */
 ex_table *ex_table_new(const jager_reader *r, uint16_t type);
+struct jm_mpi;
+/** The same for a job's output (export_opts.job): first a column `rank` (INT64) that holds
+ *  \p rank on every row (a field named `rank` becomes `rank_2`). With \p clock (the job's
+ *  MPI view, NULL: none) the times of part \p part are put on the job's clock by
+ *  jm_mpi_job_time(): `time_ns`, a span's `start_ns`/`end_ns`, TIME_NS fields (0 stays 0:
+ *  none), and the event's own duration (`duration_ns` of a span, a DURATION_NS field with
+ *  JAGER_FIELD_FLAG_EXTENT) as the difference of its mapped ends, so begin + duration is the
+ *  mapped end. Other durations (a CPU time, an error bound) stay as recorded. */
+ex_table *ex_table_new_ranked(const jager_reader *r, uint16_t type, int64_t rank, const struct jm_mpi *clock,
+                              uint32_t part);
 void ex_table_free(ex_table *t);
+/** 1 if \p a and \p b have the same name and columns (names, kinds, nullability): the
+ *  rows of one may go into the other's file (a job's parts, recorded by one build). */
+int ex_table_same_columns(const ex_table *a, const ex_table *b);
 
 /**
  * \brief Fill \p cells (t->ncols of them) from one event.

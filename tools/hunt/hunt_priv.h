@@ -56,6 +56,7 @@ void hunt_rule_allocations(const jm_model *m, hunt_list *l);
 void hunt_rule_exceptions(const jm_model *m, hunt_list *l);
 void hunt_rule_load_imbalance(const jm_model *m, hunt_list *l);
 void hunt_rule_dropped(const jm_model *m, hunt_list *l);
+void hunt_rule_supply_chain(const jm_model *m, hunt_list *l);
 void hunt_rule_plugin_events(const jm_model *m, hunt_list *l);
 void hunt_rule_type_instability(const jm_model *m, hunt_list *l);
 void hunt_rule_dispatch_diversity(const jm_model *m, hunt_list *l);
@@ -70,5 +71,10 @@ void hunt_rule_low_occupancy(const jm_model *m, hunt_list *l);
 void hunt_rule_unannotated(const jm_model *m, hunt_list *l);
 /** Name the hot functions inside each slow_region finding already in \p l. */
 void hunt_samples_annotate(const jm_model *m, hunt_list *l);
+/* hunt_rules_rusage.c: the rusage plugin's readings */
+void hunt_rule_descheduled(const jm_model *m, hunt_list *l);
+void hunt_rule_page_faults(const jm_model *m, hunt_list *l);
+/** Sort findings as hunt_run() ranks them (recording warnings first, then by cost). */
+void hunt_rank_list(hunt_finding *f, size_t n);
 
 #endif

@@ -13,7 +13,8 @@ static const char *const kind_names[HUNT_KIND_COUNT] = {
     "slow_region", "gc_pressure", "allocation_hotspot", "type_instability", "dispatch_diversity",
     "specialization_explosion", "compile_time", "exception_hotspot", "load_imbalance", "dropped_events",
     "plugin_events", "small_kernels", "launch_bound", "transfer_bound", "low_occupancy",
-    "unannotated_hotspot",
+    "unannotated_hotspot", "requested_collections", "descheduled", "page_faults", "calls_differ_by_input",
+    "late_sender", "late_receiver", "collective_wait", "mpi_time", "small_messages", "supply_chain", "job_incomplete",
 };
 
 const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_names[k] : "unknown"; }
@@ -54,6 +55,7 @@ hunt_finding *hunt_add(hunt_list *l, hunt_kind kind, int severity, double cost_n
     if (f->pct_of_run > 100.0) f->pct_of_run = 100.0; /* a share never exceeds the whole */
     f->func = "";
     f->file = "";
+    f->estimate = "";
     return f;
 }
 
@@ -127,7 +129,9 @@ void hunt_remove(hunt_list *l, hunt_kind kind, jager_site site)
 
 double hunt_site_time(const jm_site *s)
 {
-    /* top_ns comes from span events (possibly sampled); scale it to the exact total. */
+    /* From the exact call paths top_ns is exact; from span events (possibly sampled) it is
+     * scaled to the exact total. */
+    if (s->tree_exact) return s->top_ns ? (double)s->top_ns : (double)s->total_ns;
     if (s->top_ns && s->ev_total_ns && s->total_ns >= s->ev_total_ns)
         return (double)s->top_ns * ((double)s->total_ns / (double)s->ev_total_ns);
     return (double)s->total_ns;
@@ -215,7 +219,8 @@ const char *hunt_ns(char *buf, size_t size, double ns) { return tu_fmt_ns(buf, s
 /* Warnings about the recording first, then cost (unknown cost last), generic notes at the end. */
 static int rank_group(const hunt_finding *f)
 {
-    if (f->kind == HUNT_DROPPED_EVENTS) return 0;
+    if (f->kind == HUNT_SUPPLY_CHAIN) return -1; /* whatever else is slow, the code is not what was locked */
+    if (f->kind == HUNT_DROPPED_EVENTS || f->kind == HUNT_JOB_INCOMPLETE) return 0;
     if (f->kind == HUNT_PLUGIN_EVENTS) return 3;
     return f->cost_ns >= 0 ? 1 : 2;
 }
@@ -230,6 +235,11 @@ static int by_rank(const void *a, const void *b)
     return strcmp(x->title ? x->title : "", y->title ? y->title : "");
 }
 
+void hunt_rank_list(hunt_finding *f, size_t n)
+{
+    if (n > 1) qsort(f, n, sizeof *f, by_rank);
+}
+
 int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_t *n)
 {
     hunt_options def;
@@ -240,6 +250,7 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
     *out = NULL;
     *n = 0;
     hunt_list l = {0};
+    hunt_rule_supply_chain(m, &l);
     hunt_rule_dropped(m, &l);
     hunt_rule_slow_regions(m, &l);
     hunt_rule_gc_pressure(m, &l);
@@ -256,6 +267,8 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
     hunt_rule_low_occupancy(m, &l);
     hunt_rule_plugin_events(m, &l);
     hunt_rule_unannotated(m, &l);
+    hunt_rule_descheduled(m, &l); /* after the speed rules: it withholds theirs on its regions */
+    hunt_rule_page_faults(m, &l);
     hunt_samples_annotate(m, &l);
     for (size_t i = 0; i < l.n; i++)
         if (!l.items[i].title || !l.items[i].hint) l.oom = 1;
@@ -263,12 +276,14 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
         hunt_free(l.items, l.n);
         return -1;
     }
-    /* Drop what costs less than min_pct of the run (findings of unknown cost stay). */
+    /* Drop what costs less than min_pct of the run (findings of unknown cost stay). A
+     * specialization explosion stays whatever its compile time: its count is the evidence,
+     * and its calls also pay a dynamic dispatch each, charged to the caller's instability. */
     size_t k = 0;
     for (size_t i = 0; i < l.n; i++) {
         hunt_finding *f = &l.items[i];
-        int keep = f->kind == HUNT_DROPPED_EVENTS || f->kind == HUNT_PLUGIN_EVENTS || f->cost_ns < 0 ||
-                   f->pct_of_run >= o->min_pct;
+        int keep = f->kind == HUNT_DROPPED_EVENTS || f->kind == HUNT_SUPPLY_CHAIN || f->kind == HUNT_PLUGIN_EVENTS || f->cost_ns < 0 ||
+                   f->kind == HUNT_SPECIALIZATION_EXPLOSION || f->pct_of_run >= o->min_pct;
         if (keep) l.items[k++] = *f;
         else hunt_finding_free(f);
     }

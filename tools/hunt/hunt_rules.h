@@ -31,6 +31,17 @@ typedef enum hunt_kind {
     HUNT_TRANSFER_BOUND,    /**< copies take longer than the kernels */
     HUNT_LOW_OCCUPANCY,     /**< a kernel's shape keeps few warps resident per SM */
     HUNT_UNANNOTATED_HOTSPOT, /**< a function hot in the sampler's stacks outside any span */
+    HUNT_REQUESTED_COLLECTIONS, /**< collections the program asked for (GC.gc()), not allocation pressure */
+    HUNT_DESCHEDULED,       /**< a region waited for a CPU (oversubscribed machine): rusage plugin */
+    HUNT_PAGE_FAULTS,       /**< a region first-touches fresh memory every call: rusage plugin */
+    HUNT_INPUT_SPLIT,       /**< a tail that is designed work: the same calls slow every time (a note) */
+    HUNT_LATE_SENDER,       /**< a receive waited for a send that began later (mpi) */
+    HUNT_LATE_RECEIVER,     /**< a blocking send waited for a receive posted later (mpi) */
+    HUNT_COLLECTIVE_WAIT,   /**< ranks waited in a collective for the last one to arrive (mpi) */
+    HUNT_MPI_TIME,          /**< a large share of the job's rank time is inside MPI (mpi) */
+    HUNT_SMALL_MESSAGES,    /**< many tiny point-to-point messages that could be aggregated (mpi) */
+    HUNT_SUPPLY_CHAIN,      /**< the code that ran differs from its lock (security events; ranked first) */
+    HUNT_JOB_INCOMPLETE,    /**< ranks of a job missing, or whose recording was cut short (killed, crashed) */
     HUNT_KIND_COUNT
 } hunt_kind;
 
@@ -63,6 +74,7 @@ typedef struct hunt_finding {
     uint32_t nevidence;
     char *details[HUNT_MAX_DETAILS]; /**< extra lines: trigger stacks, signatures, call chain */
     uint32_t ndetails;
+    const char *estimate;    /**< static: how cost_ns was estimated ("" when the rule says nothing) */
     char *owned_func;        /**< private: storage behind func when the model has no such string */
 } hunt_finding;
 
@@ -79,6 +91,36 @@ void hunt_options_default(hunt_options *o);
  * \return 0, or -1 on out of memory (nothing returned).
  */
 int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_t *n);
+
+/** One row of the "largest allocators" table. */
+typedef struct hunt_allocator {
+    jager_site site;
+    uint64_t bytes;          /**< allocated inside the site's spans (inclusive of sites inside them) */
+    uint64_t self_bytes;     /**< allocated outside the spans of sites inside them (from the call tree) */
+    uint64_t calls;
+    double region_ns;        /**< the site's time, not counted twice under recursion */
+    double bytes_per_ns;     /**< bytes / region_ns (GB/s) */
+    uint64_t gc_ns;          /**< automatic collections' time inside the site's spans */
+} hunt_allocator;
+
+/**
+ * \brief The sites that allocated most, by self bytes (then inclusive bytes), for the
+ *        "largest allocators" table of `jager hunt` and `jager report`.
+ * \return the number of rows written to \p out (at most \p cap; 0 when nothing allocated
+ *         or out of memory).
+ */
+size_t hunt_allocators(const jm_model *m, hunt_allocator *out, size_t cap);
+struct jm_mpi;
+struct jm_job;
+/**
+ * \brief The MPI wait-state rules (late_sender, late_receiver, collective_wait, mpi_time,
+ *        small_messages; docs/hunt.md) over a job's MPI view, appended to \p *out / \p *n
+ *        (a list from hunt_run(), or NULL/0) and the whole list re-ranked by cost.
+ * \param models one model per part of \p job (callers are symbolized with them; entries may be NULL)
+ * \return 0, or -1 on out of memory (the list given is kept).
+ */
+int hunt_run_mpi(const struct jm_mpi *mpi, const struct jm_job *job, const jm_model *const *models,
+                 const hunt_options *o, hunt_finding **out, size_t *n);
 
 /** Free a list returned by hunt_run(). */
 void hunt_free(hunt_finding *f, size_t n);

@@ -11,6 +11,8 @@
 #define DIVERSITY_MIN_SIGNATURES 4  /* Julia union-splits up to 4 types (max_methods); beyond, dispatch is dynamic */
 #define SPECS_MIN_COUNT 16          /* specializations of one method */
 #define COMPILE_MIN_SHARE 0.10      /* ≥ 10% of the run compiling */
+#define FLAG_ONCE_PER_CALL 16       /* verdict: the statement is outside every loop of the site's method */
+#define DYNAMIC_CALL_NS 100.0       /* one dynamic call on Julia 1.5 (measured 62–108 ns, docs/hunt.md) */
 
 /* ---- signature strings: "Tuple{typeof(f), Float64, Vector{Int64}}" ---- */
 
@@ -142,63 +144,208 @@ static const jm_site *callee_site(const jm_model *m, const char *reason)
     return NULL;
 }
 
-static void instability_for_site(const jm_model *m, hunt_list *l, jager_site site, const jm_instability *u, uint32_t n)
+/* ---- type_instability: one finding per problem ---- */
+
+/* The problem an instability names: the innermost method of its chain (where the
+ * statement sits) and the statement's location ("… at file.jl:42"). Two sites calling the
+ * same unstable method report the same problem; so do two signatures of one method whose
+ * dispatch sits on the same line. Written as "method@location" (or "method@reason"). */
+static void problem_key(const jm_instability *u, char *out, size_t size)
 {
-    const jm_site *s = jm_site_get(m, site);
-    uint64_t flags = 0;
-    const jm_instability *lead = &u[0];
-    for (uint32_t i = 0; i < n; i++) {
-        flags |= u[i].flags;
-        if (!*lead->reason && *u[i].reason) lead = &u[i];
+    const char *chain = u->chain ? u->chain : "";
+    const char *last = chain, *p;
+    while ((p = strstr(last, " → ")) != NULL) last = p + strlen(" → ");
+    size_t n = strcspn(last, "( ");
+    const char *reason = u->reason ? u->reason : "";
+    const char *at = NULL;
+    for (p = reason; (p = strstr(p, " at ")) != NULL; p += 4) at = p + 4;
+    snprintf(out, size, "%.*s@%s", (int)n, last, at ? at : reason);
+}
+
+typedef struct unstable_ref {
+    uint32_t index;   /* into m->instabilities */
+    uint32_t group;   /* problem number */
+    char key[256];
+} unstable_ref;
+
+static int by_key(const void *a, const void *b)
+{
+    const unstable_ref *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->index < y->index ? -1 : x->index > y->index);
+}
+
+/* 1 if site \p inner ran inside a span of another site of \p in (the merged tree). */
+static int nested_in_group(const jm_model *m, jager_site inner, const uint8_t *in)
+{
+    const jm_tree *t = &m->merged;
+    for (uint32_t i = 1; i < t->count; i++) {
+        if (t->nodes[i].site != inner) continue;
+        for (uint32_t p = t->nodes[i].parent, hops = 0; p != JM_NONE && p != 0 && hops < 4096; p = t->nodes[p].parent, hops++) {
+            uint32_t outer = t->nodes[p].site;
+            if (outer < m->nsites && outer != inner && in[outer]) return 1;
+        }
     }
-    double cost = s ? hunt_site_time(s) : -1;
-    if (s && cost <= 0) cost = -1;
+    return 0;
+}
+
+/* 1 if a method of \p chain below its root ("f(…) → g(…) at x.jl:3 → h(…)") is the
+ * function of some site: the dispatch may then run inside that site's spans too. */
+static int chain_enters_site(const jm_model *m, const char *chain)
+{
+    const char *p = chain ? strstr(chain, " → ") : NULL;
+    while (p) {
+        p += strlen(" → ");
+        size_t n = strcspn(p, "( ");
+        for (uint32_t id = 1; id < m->nsites && n; id++) {
+            const char *name = m->sites[id].name;
+            size_t k = strlen(name);
+            /* "advance" or "NBody.advance" */
+            if (k >= n && !strncmp(name + k - n, p, n) && (k == n || name[k - n - 1] == '.')) return 1;
+        }
+        p = strstr(p, " → ");
+    }
+    return 0;
+}
+
+/* One finding for the instabilities refs[0..n) (one problem, possibly several sites). */
+static void instability_problem(const jm_model *m, hunt_list *l, const unstable_ref *refs, uint32_t n, uint8_t *in)
+{
+    const jm_instability *lead = &m->instabilities[refs[0].index];
+    uint64_t flags = 0;
+    int once = 1; /* every verdict says the statement runs once per call */
+    for (uint32_t i = 0; i < n; i++) {
+        const jm_instability *u = &m->instabilities[refs[i].index];
+        flags |= u->flags;
+        once &= (u->flags & FLAG_ONCE_PER_CALL) != 0;
+        if (!*lead->reason && *u->reason) lead = u;
+    }
+    /* The sites whose code reaches the problem, each counted once. */
+    jager_site sites[16];
+    uint32_t nsites = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        jager_site site = m->instabilities[refs[i].index].site;
+        uint32_t k = 0;
+        while (k < nsites && sites[k] != site) k++;
+        if (k == nsites && nsites < 16) sites[nsites++] = site;
+    }
+    for (uint32_t k = 0; k < nsites; k++)
+        if (sites[k] < m->nsites) in[sites[k]] = 1;
+    /* Cost: the time of the instrumented regions where the dispatch runs, summed over the
+     * sites (a site inside another of the same problem is not counted twice). When the
+     * statement sits in the site's own method (the chain is that method alone), the time
+     * of the sites inside it is other methods' — separately instrumented kernels — and is
+     * left out: the region's self time is the bound. */
+    int own = 1, enters = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *chain = m->instabilities[refs[i].index].chain;
+        own &= !chain || !strstr(chain, " → ");
+        enters |= chain_enters_site(m, chain);
+    }
+    /* A callee that is no site's function runs in the site's own time too: the sites
+     * inside are other methods (nbody: init_sun's instability is not in `advance`). */
+    int self_bound = own || !enters;
+    double cost = 0;
+    const jm_site *heaviest = NULL;
+    for (uint32_t k = 0; k < nsites; k++) {
+        const jm_site *s = jm_site_get(m, sites[k]);
+        if (!s) continue;
+        double t = hunt_site_time(s);
+        if (self_bound && s->ev_total_ns && s->self_ns <= s->ev_total_ns)
+            t = (double)s->self_ns * ((double)s->total_ns / (double)s->ev_total_ns);
+        if (!heaviest || hunt_site_time(s) > hunt_site_time(heaviest)) heaviest = s;
+        /* Self times never overlap; inclusive ones do when one site runs inside another. */
+        if (t > 0 && (self_bound || !(nsites > 1 && nested_in_group(m, sites[k], in)))) cost += t;
+    }
+    for (uint32_t k = 0; k < nsites; k++)
+        if (sites[k] < m->nsites) in[sites[k]] = 0;
+    uint64_t calls = 0;
+    for (uint32_t k = 0; k < nsites; k++) {
+        const jm_site *s = jm_site_get(m, sites[k]);
+        if (s) calls += s->calls;
+    }
+    /* Outside every loop the problem is one dynamic call (or one boxed value) per call of
+     * the site: its count times the measured price, not the whole region. */
+    double region = cost;
+    if (once && cost > 0 && (double)calls * DYNAMIC_CALL_NS < cost) cost = (double)calls * DYNAMIC_CALL_NS;
+    if (cost <= 0) cost = -1;
     hunt_finding *f = hunt_add(l, HUNT_TYPE_INSTABILITY, 2, cost, m);
     if (!f) return;
-    if (s) hunt_at_site(f, m, site);
+    if (heaviest) hunt_at_site(f, m, heaviest->id);
+    f->estimate = once ? "one dynamic call per call of the site (the statement is outside every loop), 100 ns each"
+                  : self_bound && nsites > 1 ? "the summed self time (less the sites inside, none of which the dispatch's call chain enters) of the instrumented regions that reach the dispatch (an upper bound)"
+                  : self_bound ? "the self time (less the sites inside, none of which the dispatch's call chain enters) of the instrumented region that reaches the dispatch (an upper bound)"
+                  : nsites > 1 ? "the summed time of the instrumented regions whose code reaches the dispatch (an upper bound)"
+                             : "the time of the instrumented region whose code reaches the dispatch (an upper bound)";
     const char *hint = NULL;
     const char *fix = instability_fix(flags, lead->reason, &hint);
-    char seen[300] = "", share[64] = "", reason[300];
+    char seen[300] = "", share[96] = "", reason[300], where[160] = "";
     jm_text_fit(reason, sizeof reason, *lead->reason ? lead->reason : "unstable signature", 160);
-    /* The types seen where the signatures differ: at this site, or at the callee the
-     * runtime dispatch goes to (pic.jl: deposit! calls scatter! with Float32 and Float64). */
+    /* The types seen where the signatures differ: at a site, or at the callee the runtime
+     * dispatch goes to (pic.jl: deposit! calls scatter! with Float32 and Float64). */
     const jm_site *callee = callee_site(m, lead->reason);
-    if ((s && sig_difference(m, s, seen, sizeof seen) > 1) || (callee && sig_difference(m, callee, seen, sizeof seen) > 1)) {
+    if ((heaviest && sig_difference(m, heaviest, seen, sizeof seen) > 1) ||
+        (callee && sig_difference(m, callee, seen, sizeof seen) > 1)) {
         size_t k = strlen(seen);
         snprintf(seen + k, sizeof seen - k, " seen");
     }
-    if (cost > 0) snprintf(share, sizeof share, "%.0f%% of the run", f->pct_of_run);
-    f->title = hunt_fmt(l, "type instability in `%s`: %s%s%s%s%s — %s", s ? s->name : "(uninstrumented code)", reason,
-                        *share ? ", " : "", share, *seen ? ", " : "", seen, fix);
+    if (cost > 0) snprintf(share, sizeof share, "%.1f%% of the run", f->pct_of_run);
+    if (nsites > 1) snprintf(where, sizeof where, " (reached from %u sites)", nsites);
+    f->title = hunt_fmt(l, "type instability in `%s`%s: %s%s%s%s%s — %s", heaviest ? heaviest->name : "(uninstrumented code)",
+                        where, reason, *share ? ", " : "", share, *seen ? ", " : "", seen, fix);
     f->hint = hunt_fmt(l, "%s", hint);
     hunt_ev(f, "flags", (double)flags, "");
     hunt_ev(f, "unstable_signatures", (double)n, "count");
-    if (s) {
-        hunt_ev(f, "calls", (double)s->calls, "count");
-        hunt_ev(f, "region_ns", cost, "ns");
+    hunt_ev(f, "sites", (double)nsites, "count");
+    if (heaviest) {
+        hunt_ev(f, "calls", (double)calls, "count");
+        hunt_ev(f, "region_ns", region, "ns");
+        hunt_ev(f, "estimated_cost_ns", cost, "ns");
         hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
-        hunt_ev(f, "signatures", (double)s->sig_count, "count");
+        hunt_ev(f, "signatures", (double)heaviest->sig_count, "count");
+    }
+    for (uint32_t k = 0; k < nsites && nsites > 1; k++) {
+        const jm_site *s = jm_site_get(m, sites[k]);
+        char c[32];
+        if (s) hunt_detail(l, f, "site `%s` (%s:%u): %s", s->name, s->file, s->line, hunt_ns(c, sizeof c, hunt_site_time(s)));
     }
     for (uint32_t i = 0; i < n && i < 3; i++) {
-        if (*u[i].chain) hunt_detail(l, f, "call chain: %s", u[i].chain);
-        hunt_detail(l, f, "unstable signature: %s%s%s", u[i].signature, *u[i].reason ? " — " : "", u[i].reason);
+        const jm_instability *u = &m->instabilities[refs[i].index];
+        if (*u->chain) hunt_detail(l, f, "call chain: %s", u->chain);
+        hunt_detail(l, f, "unstable signature: %s%s%s", u->signature, *u->reason ? " — " : "", u->reason);
     }
-    for (uint32_t i = 0; s && i < s->sig_count && f->ndetails < HUNT_MAX_DETAILS; i++)
-        hunt_detail(l, f, "seen: %s ×%llu", m->signatures[s->sig_first + i].signature,
-                    (unsigned long long)m->signatures[s->sig_first + i].calls);
+    for (uint32_t i = 0; heaviest && i < heaviest->sig_count && f->ndetails < HUNT_MAX_DETAILS; i++)
+        hunt_detail(l, f, "seen: %s ×%llu", m->signatures[heaviest->sig_first + i].signature,
+                    (unsigned long long)m->signatures[heaviest->sig_first + i].calls);
 }
 
 void hunt_rule_type_instability(const jm_model *m, hunt_list *l)
 {
-    /* Instabilities are sorted by site: one finding per site. */
-    for (uint32_t i = 0; i < m->ninstabilities;) {
+    if (!m->ninstabilities) return;
+    unstable_ref *refs = calloc(m->ninstabilities, sizeof *refs);
+    uint8_t *in = calloc(m->nsites ? m->nsites : 1, 1);
+    if (!refs || !in) {
+        free(refs);
+        free(in);
+        l->oom = 1;
+        return;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->ninstabilities; i++) {
+        if (!m->instabilities[i].flags) continue;
+        refs[n].index = i;
+        problem_key(&m->instabilities[i], refs[n].key, sizeof refs[n].key);
+        n++;
+    }
+    if (n > 1) qsort(refs, n, sizeof *refs, by_key);
+    for (uint32_t i = 0; i < n;) {
         uint32_t j = i;
-        while (j < m->ninstabilities && m->instabilities[j].site == m->instabilities[i].site) j++;
-        uint32_t any = 0;
-        for (uint32_t k = i; k < j; k++) any |= m->instabilities[k].flags != 0;
-        if (any) instability_for_site(m, l, m->instabilities[i].site, &m->instabilities[i], j - i);
+        while (j < n && !strcmp(refs[j].key, refs[i].key)) j++;
+        instability_problem(m, l, &refs[i], j - i, in);
         i = j;
     }
+    free(refs);
+    free(in);
 }
 
 void hunt_rule_dispatch_diversity(const jm_model *m, hunt_list *l)
@@ -286,6 +433,7 @@ void hunt_rule_specializations(const jm_model *m, hunt_list *l)
         hunt_finding *f = hunt_add(l, HUNT_SPECIALIZATION_EXPLOSION, 2, cns > 0 ? cns : -1, m);
         if (!f) return;
         f->owned_func = hunt_fmt(l, "%s", name);
+        f->estimate = cns > 0 ? "codegen + inference time of the compile events of this function" : "";
         f->func = f->owned_func ? f->owned_func : "";
         f->file = ms->file;
         f->line = ms->line;

@@ -40,6 +40,7 @@ static void apply_options(jm_options *dst, const jm_options *src)
     TAKE(max_signatures);
     TAKE(max_messages);
     TAKE(max_pending_gc);
+    TAKE(events_only);
 #undef TAKE
 }
 
@@ -100,7 +101,7 @@ static jm_thread_state *thread_state(jm_model *m, uint32_t thread)
 {
     jm_priv *p = m->priv;
     if (thread < p->nts && p->ts[thread].present) return &p->ts[thread]; /* the common case */
-    if (thread > 65536 && thread > jager_reader_thread_count(m->reader)) return NULL;
+    if (!tu_thread_index_ok(m->reader, thread)) return NULL; /* a hostile index: never sizes ts */
     if (jm_grow((void **)&p->ts, &p->cap_threads, thread + 1, sizeof *p->ts) != 0) {
         p->oom = 1;
         return NULL;
@@ -124,6 +125,12 @@ static jm_thread_state *thread_state(jm_model *m, uint32_t thread)
 oom:
     p->oom = 1;
     return NULL;
+}
+
+jm_thread *jm_model_thread(jm_model *m, uint32_t thread)
+{
+    jm_thread_state *ts = thread_state(m, thread);
+    return ts ? &m->threads[ts->slot] : NULL;
 }
 
 static jm_site_acc *site_acc(jm_model *m, uint32_t site)
@@ -242,19 +249,30 @@ static void gc_overlap(jm_model *m, jm_thread_state *ts, uint32_t site, uint64_t
         *gc_ns += ov;
         (*pauses)++;
         pz->attributed = 1;
-        /* (site, trigger stack) → time: "80% of step!'s GC triggered from assemble". */
-        uint32_t k = jm_map_get(&p->site_stack_map, site, pz->stack);
+        if (pz->requested) {
+            jm_site_acc *acc = site_acc(m, site);
+            if (acc) {
+                acc->req_ns += ov;
+                acc->req_pauses++;
+            }
+        }
+        /* (site, trigger stack) → time: "80% of step!'s GC triggered from assemble";
+         * requested collections keyed apart (the stack id inverted) so triggers of
+         * automatic collections never count a GC.gc() call. */
+        uint64_t skey = pz->requested ? ~(uint64_t)pz->stack : (uint64_t)pz->stack;
+        uint32_t k = jm_map_get(&p->site_stack_map, site, skey);
         if (k == JM_NONE) {
             if (m->nsite_stacks >= m->opt.max_site_stacks) continue;
             if (jm_grow((void **)&m->site_stacks, &p->cap_site_stacks, m->nsite_stacks + 1,
                         sizeof *m->site_stacks) != 0 ||
-                jm_map_put(&p->site_stack_map, site, pz->stack, m->nsite_stacks) != 0) {
+                jm_map_put(&p->site_stack_map, site, skey, m->nsite_stacks) != 0) {
                 p->oom = 1;
                 continue;
             }
             k = m->nsite_stacks++;
             m->site_stacks[k].site = site;
             m->site_stacks[k].stack = pz->stack;
+            m->site_stacks[k].requested = pz->requested != 0;
         }
         m->site_stacks[k].pauses++;
         m->site_stacks[k].total_ns += ov;
@@ -403,6 +421,16 @@ static void add_span(jm_model *m, const jager_event *ev)
         for (uint32_t i = n; i < ts->npending; i++) attach_orphan(m, pf, 0, ts->pending[i].forest);
         ts->npending = n;
         dst = pf;
+        /* The parent's first child so far: this span's own subtree becomes the parent's
+         * pending forest in place, not copied into an empty one (a chain of D nested
+         * spans would copy D²/2 nodes). */
+        uint32_t w;
+        if (kids && pf->count == 1 && (w = jm_tree_wrap(kids, site)) != JM_NONE) {
+            jm_node_add(&kids->nodes[w], &self);
+            ts->pending[n - 1].forest = kids;
+            forest_put(m, pf);
+            return;
+        }
     }
 
     uint32_t c = jm_tree_child(dst, 0, site);
@@ -492,7 +520,7 @@ static void resolve_role(jm_model *m, uint16_t type)
     const jager_type_desc *d = jager_reader_type(m->reader, type);
     if (!d || !d->name) return;
     if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch) || jp_in_plugin(d->name, &jp_cuda)
-        || jp_in_plugin(d->name, &jp_sampler))
+        || jp_in_plugin(d->name, &jp_sampler) || jp_in_plugin(d->name, &jp_mpi)) /* mpi: model_mpi.c, hunt_rules_mpi.c */
         p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
         const struct role_def *rd = &role_defs[i];
@@ -550,20 +578,26 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
     g->pauses++;
     g->total_ns += dur;
     if (dur > g->max_ns) g->max_ns = dur;
-    if (field(p, R, rec, JP_PAUSE_FULL)) g->full_pauses++;
+    g->full_pauses += field(p, R, rec, JP_PAUSE_FULL); /* full sweeps: a pause can hold two */
+    uint32_t requested = field(p, R, rec, JP_PAUSE_REQUESTED) != 0;
+    if (requested) {
+        g->requested_pauses++;
+        g->requested_ns += dur;
+    }
     g->allocd_bytes += field(p, R, rec, JP_PAUSE_ALLOCD_BYTES);
     g->freed_bytes += field(p, R, rec, JP_PAUSE_FREED_BYTES);
     uint64_t live = field(p, R, rec, JP_PAUSE_LIVE_BYTES);
     if (live > g->max_live_bytes) g->max_live_bytes = live;
 
-    uint32_t k = jm_map_get(&p->gc_stack_map, stack, 0);
+    uint32_t k = jm_map_get(&p->gc_stack_map, stack, requested);
     if (k == JM_NONE && g->nstacks < m->opt.max_gc_stacks) {
         if (jm_grow((void **)&g->stacks, &p->cap_gc_stacks, g->nstacks + 1, sizeof *g->stacks) != 0 ||
-            jm_map_put(&p->gc_stack_map, stack, 0, g->nstacks) != 0) {
+            jm_map_put(&p->gc_stack_map, stack, requested, g->nstacks) != 0) {
             p->oom = 1;
         } else {
             k = g->nstacks++;
             g->stacks[k].stack = stack;
+            g->stacks[k].requested = (int)requested;
         }
     }
     if (k == JM_NONE) {
@@ -574,6 +608,9 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
         g->stacks[k].total_ns += dur;
         if (dur > g->stacks[k].max_ns) g->stacks[k].max_ns = dur;
     }
+
+    uint64_t psite = field(p, R, rec, JP_PAUSE_SITE);
+    if (psite) jm_gc_pause_site(m, (jager_site)psite, stack, (int)requested, dur);
 
     /* The gc plugin emits pauses from its own thread; the thread that triggered (and whose
      * spans the pause stalled) is named by os_tid. Older files lack it: use the record's. */
@@ -589,7 +626,7 @@ static void add_gc_pause(jm_model *m, const jager_event *ev, const jager_rec_plu
         p->oom = 1;
         return;
     }
-    ts->pauses[ts->npauses++] = (jm_pause){rec->time_ns, rec->time_ns + dur, stack, 0, 0};
+    ts->pauses[ts->npauses++] = (jm_pause){rec->time_ns, rec->time_ns + dur, stack, 0, requested};
 }
 
 /* A stall: the pause as the triggering thread's own ring saw it (before the spans it
@@ -777,8 +814,43 @@ static void add_counter(jm_model *m, const jager_event *ev)
     p->ct_last[k] = v;
 }
 
+static void copy_view(char *dst, size_t size, const char *s, uint32_t len)
+{
+    if (len >= size) len = (uint32_t)size - 1;
+    memcpy(dst, s, len);
+    dst[len] = 0;
+}
+
+/* A log event with security=true (the supply-chain scanner's): counted, the first kept. */
+static void add_security(jm_model *m, const jager_event *ev)
+{
+    const char *body;
+    uint32_t blen;
+    const uint8_t *a, *ae;
+    if (jager_log_body((const jager_rec_log *)ev->rec, &body, &blen, &a, &ae) != JAGER_OK) return;
+    jager_attr_view v;
+    const uint8_t *cur = a;
+    int security = 0;
+    while (jager_attr_next(&cur, ae, &v) == 1)
+        if (v.key_len == 8 && !memcmp(v.key, "security", 8) && v.kind == JAGER_ATTR_BOOL && v.i64) security = 1;
+    if (!security) return;
+    m->security_events++;
+    if (m->nsecurity >= JM_SECURITY_KEEP) return;
+    if (!m->security && !(m->security = calloc(JM_SECURITY_KEEP, sizeof *m->security))) return;
+    jm_security *s = &m->security[m->nsecurity++];
+    copy_view(s->body, sizeof s->body, body, blen);
+    cur = a;
+    while (jager_attr_next(&cur, ae, &v) == 1) {
+        if (v.kind != JAGER_ATTR_STR) continue;
+        if (v.key_len == 11 && !memcmp(v.key, "supply.kind", 11)) copy_view(s->kind, sizeof s->kind, v.str, v.str_len);
+        else if (v.key_len == 14 && !memcmp(v.key, "supply.package", 14)) copy_view(s->package, sizeof s->package, v.str, v.str_len);
+        else if (v.key_len == 11 && !memcmp(v.key, "supply.file", 11)) copy_view(s->file, sizeof s->file, v.str, v.str_len);
+    }
+}
+
 static void add_log(jm_model *m, const jager_event *ev)
 {
+    add_security(m, ev);
     uint32_t sev = ev->rec->aux & 0xFFu;
     int b = sev == 0 ? JM_SEV_TRACE : (int)((sev - 1) / 4);
     if (b >= JM_SEV_COUNT) b = JM_SEV_FATAL;
@@ -816,6 +888,9 @@ jager_status jm_model_add(jm_model *m, const jager_event *ev)
         if (ev->time_ns && ev->time_ns < t->first_ns) t->first_ns = ev->time_ns;
         if (end > t->last_ns) t->last_ns = end;
     }
+    if (ev->type == JAGER_EV_LOG || ev->type == JAGER_EV_SPAN_ATTR || ev->type == JAGER_EV_SPAN_ERROR ||
+        (ev->type == JAGER_EV_SPAN && p->code_methods))
+        jm_methods_add(m, ev);
     switch (ev->type) {
     case JAGER_EV_SPAN: add_span(m, ev); break;
     case JAGER_EV_SPAN_ERROR: add_span_error(m, ev); break;
@@ -865,6 +940,7 @@ jager_status jm_model_finish(jm_model *m)
 void jm_model_free(jm_model *m)
 {
     if (!m) return;
+    free(m->security);
     jm_priv *p = m->priv;
     if (p) {
         for (uint32_t i = 0; i < p->nts; i++) {
@@ -891,10 +967,12 @@ void jm_model_free(jm_model *m)
         free(p->pool);
         jm_map *maps[] = {&p->gc_stack_map, &p->site_stack_map, &p->sig_map, &p->unstable_map,
                           &p->compile_map, &p->method_map, &p->msg_map, &p->counter_thread_map,
-                          &p->cuda_name_map, &p->cuda_site_map};
+                          &p->cuda_name_map, &p->cuda_site_map, &p->psite_map};
         for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) jm_map_free(maps[i]);
         free(p->ct_last);
         free(p->ct_counter);
+        free(p->psites);
+        jm_methods_pass_free(p->code_methods);
         free(p);
     }
     for (uint32_t i = 0; i < m->nthreads; i++) jm_tree_free(&m->threads[i].tree);
@@ -914,5 +992,9 @@ void jm_model_free(jm_model *m)
     free(m->counters);
     free(m->types);
     jm_samples_free(m);
+    jm_rusage_free(m);
+    jm_split_free(m);
+    jm_attrs_free(m);
+    jm_methods_free(m);
     free(m);
 }

@@ -63,6 +63,8 @@ typedef struct jm_options {
     uint32_t max_signatures;  /**< distinct (site, signature) pairs, all dispatch tables (default 65536) */
     uint32_t max_messages;    /**< distinct exception messages kept (default 1024) */
     uint32_t max_pending_gc;  /**< GC pauses per thread awaiting their enclosing spans (default 65536) */
+    uint32_t events_only;     /**< 1: trees from the events fed even when the file has exact call paths
+                                   (for callers that feed events other than the file's; default 0) */
 } jm_options;
 
 /** Fill \p o with the defaults. */
@@ -143,8 +145,13 @@ typedef struct jm_site {
     uint64_t ev_calls, ev_total_ns;
     uint64_t self_ns;       /**< exclusive time summed over every tree node of this site */
     uint64_t top_ns;        /**< inclusive time not counted twice under recursion (outermost spans of the site) */
+    uint32_t tree_exact;    /**< 1: self_ns and top_ns come from the exact call paths (no scaling to the
+                                 exact total needed); 0: from span events, possibly sampled */
     uint64_t gc_ns;         /**< GC time inside spans of this site (gc.site_time if present, else overlap) */
     uint64_t gc_pauses;
+    /* The part of gc_ns/gc_pauses that were requested collections (GC.gc(), gc.pause
+     * requested ≠ 0), from the overlap of pauses with spans: not allocation pressure. */
+    uint64_t gc_requested_ns, gc_requested_pauses;
     /* Slices of the sorted tables below that belong to this site (count 0 when none). */
     uint32_t sig_first, sig_count;       /**< m->signatures */
     uint32_t unstable_first, unstable_count; /**< m->instabilities */
@@ -152,6 +159,10 @@ typedef struct jm_site {
     uint32_t trig_first, trig_count;     /**< m->site_stacks (GC triggers inside this site) */
     uint64_t msg_other;                  /**< span errors whose message was not kept (cap) */
     uint32_t role;          /**< JM_SITE_ROLE_* bits from "<plugin>.site_role" events (0: none) */
+    /* From STATS (1.1): calls whose events were left out on purpose by the sampling mode
+     * (never a loss), and calls whose events were lost (no ring, ring full). */
+    uint64_t thinned, dropped;
+    uint64_t sample_1_in;   /**< thinned site: about 1 in this many calls has its event (0: not thinned) */
 } jm_site;
 
 /* jm_site.role: what a plugin said the site measures (openmp.site_role, docs/openmp.md).
@@ -168,6 +179,7 @@ typedef struct jm_site {
 typedef struct jm_gc_stack {
     jager_stack_id stack;   /**< 0: no stack recorded */
     uint64_t pauses, total_ns, max_ns;
+    int requested;          /**< 1: requested collections (GC.gc()) from this stack */
 } jm_gc_stack;
 
 /** GC pauses triggered from one stack while spans of one site were open. */
@@ -175,10 +187,13 @@ typedef struct jm_site_stack {
     jager_site site;
     jager_stack_id stack;
     uint64_t pauses, total_ns;
+    int requested;          /**< 1: requested collections (GC.gc()) from this stack, 0: automatic */
 } jm_site_stack;
 
 typedef struct jm_gc {
-    uint64_t pauses, total_ns, max_ns, full_pauses;
+    uint64_t pauses, total_ns, max_ns;
+    uint64_t full_pauses;         /**< full sweeps (sum of gc.pause `full`: a pause can hold two) */
+    uint64_t requested_pauses, requested_ns; /**< collections the program asked for (GC.gc()) */
     uint64_t allocd_bytes, freed_bytes;
     uint64_t max_live_bytes;
     int has_site_time;            /**< gc.site_time events were present (site gc_ns exact) */
@@ -336,12 +351,70 @@ typedef struct jm_samples {
     uint64_t samples, weight;     /**< events, and Σ weight (trigger periods) */
     uint64_t cpu_ns;              /**< Σ cpu_ns: CPU time the samples stand for */
     uint64_t outside;             /**< weight taken outside any span */
+    uint64_t recorder_self;       /**< weight whose innermost frame is the recorder's own code (jager_*,
+                                       jg_*, sdk/src): what recording cost the program's threads, sampled */
     jm_sample_fn *fns;            /**< sorted by self, descending */
     uint32_t nfns;
     jm_site_fn *site_fns;         /**< sorted by site, then self descending */
     uint32_t nsite_fns;
     void *build;                  /**< private building state */
 } jm_samples;
+
+/** What the rusage plugin's readings say a site cost the machine (model_rusage.c). */
+enum { JM_RU_CPU, JM_RU_SYS, JM_RU_RUNQ, JM_RU_MINFLT, JM_RU_MAJFLT, JM_RU_IVCSW, JM_RU_NVALUES };
+/** Minor faults (4 KiB pages: 64 KiB) that make one span a "faulting" one. */
+#define JM_RU_FAULTING 16.0
+typedef struct jm_site_rusage {
+    uint64_t spans;                /**< spans inside the readings (both ends covered) */
+    double wall_ns;                /**< their wall time */
+    double self_wall_ns;           /**< less their covered child spans' wall time */
+    uint64_t faulting_spans;       /**< spans whose own (self) minor faults reached JM_RU_FAULTING */
+    double incl[JM_RU_NVALUES];    /**< CPU ns, system ns, run-queue wait ns, minor faults, major faults,
+                                        involuntary switches: inside the spans (children included) */
+    double self[JM_RU_NVALUES];    /**< the same less what the site's covered child spans took */
+} jm_site_rusage;
+typedef struct jm_rusage {
+    int present;                   /**< the recording has rusage.thread readings */
+    int has_runq;                  /**< run-queue wait was known (schedstat) */
+    uint64_t interval_ns, fault_ns;/**< reading period; measured cost of one minor fault */
+    jm_site_rusage *sites;         /**< [nsites] when present */
+} jm_rusage;
+
+/** Whether a site's slow calls are designed work, not a tail (model_split.c). */
+enum { JM_SPLIT_NONE, JM_SPLIT_ORDINAL, JM_SPLIT_ATTRIBUTE, JM_SPLIT_PATH };
+#define JM_SPLIT_MIN_PARENTS 3 /**< parents over which an ordinal split must hold */
+typedef struct jm_split {
+    int kind;                  /**< JM_SPLIT_* */
+    uint64_t ordinals;         /**< ORDINAL: bit k = the (k+1)-th call under each parent is the slow one */
+    uint64_t parents;          /**< ORDINAL: parent spans it held over */
+    char key[64], value[64];   /**< ATTRIBUTE: the calls with key = value are the slow ones */
+    uint32_t path_parent;      /**< PATH: the calls made under this site are the slow ones */
+    uint64_t path_calls;       /**< PATH: the calls on those paths */
+    uint64_t slow, calls;      /**< slow calls (over JM_TAIL_FACTOR × p50) and calls, from the events */
+} jm_split;
+
+/** Calls of one site with one value of one span attribute (model_attrs.c). */
+#define JM_ATTR_TEXT 64      /**< bytes kept of a key or value */
+#define JM_ATTR_KEYS 16      /**< attribute keys tracked */
+#define JM_ATTR_VALUES 64    /**< values per site and key */
+#define JM_ATTR_GROUPS 65536 /**< groups in all */
+typedef struct jm_attr_group {
+    uint32_t site;
+    const char *key;           /**< one of jm_model.attr_keys */
+    char value[JM_ATTR_TEXT];  /**< the value as text (numbers printed) */
+    uint64_t calls, total_ns, max_ns;
+} jm_attr_group;
+
+/** Log records and span errors with one innermost method (`code.method`, model_methods.c). */
+#define JM_CODE_METHOD_TEXT 512   /**< bytes kept of a method's text */
+#define JM_CODE_METHODS 4096 /**< methods grouped; events of others are counted as folded */
+typedef struct jm_code_method {
+    char method[JM_CODE_METHOD_TEXT]; /**< the code.method text (cut at whole characters) */
+    uint64_t logs;           /**< log records carrying it */
+    uint64_t warnings;       /**< of them, severity WARN (13–16) */
+    uint64_t errors;         /**< of them, severity ERROR or FATAL (≥ 17) */
+    uint64_t span_errors;    /**< span errors (jager_span_error) of spans carrying it */
+} jm_code_method;
 
 typedef struct jm_model {
     jager_reader *reader;         /**< borrowed */
@@ -365,12 +438,24 @@ typedef struct jm_model {
      * nodes concerned flagged (JM_NODE_PARTIAL), so no view shows a short row as complete. */
     uint64_t tree_lost_calls;     /**< calls counted exactly per site but missing from the trees */
     uint32_t partial_sites;       /**< sites with such calls */
+    uint32_t sampled_sites;       /**< sites thinned on purpose (jm_site.sample_1_in), not counted as lost */
     uint32_t sites_without_events;/**< of them, sites with no span event at all (not in any tree) */
+    int exact_paths;              /**< 1: the trees are the file's exact call paths (PATHS block,
+                                       format 1.1, clean end): calls, times and bytes of every node
+                                       are exact whatever the drops or sampling; min/max, errors and
+                                       GC per node still come from the events */
+    uint32_t collector_cpu_ns_known; /**< 1: the file says what the collector's CPU cost (1.1) */
+    uint64_t collector_cpu_ns;    /**< the collector's CPU time (drain, compression, writing) */
+    uint64_t collector_cpu_spans; /**< spans ended when it was measured */
     int have_stats;               /**< the file had a STATS block */
     jager_stat stats;             /**< core counters from it (zeroed if none) */
     uint64_t spans;               /**< span events seen */
-    double self_cost_ns;          /**< stats.span_cost_ns_x1000 / 1000 × stats.spans_total */
+    double self_cost_ns;          /**< stats.span_cost_ns_x1000 / 1000 × the spans of non-Julia sites
+                                       + julia_span_cost_ns × julia_spans */
     double self_cost_pct;         /**< self_cost_ns / run_ns × 100 */
+    double julia_span_cost_ns;    /**< the Julia binding's measured cost of one span (metadata
+                                       julia.span_cost_ns), 0 when the file has none */
+    uint64_t julia_spans;         /**< exact calls of the Julia sites (julia.site.<id>.module) */
 
     /* Drops: drop records by reason (jager_drop_reason) and their total. */
     uint64_t drop_records[JAGER_DROP_REASONS];
@@ -388,6 +473,16 @@ typedef struct jm_model {
     jm_gc gc;
     jm_cuda cuda;                 /**< GPU work (cuda.* events), zeros without them */
     jm_samples samples;           /**< sampler.sample events by function */
+    jm_rusage rusage;             /**< per-site CPU, wait and faults (rusage plugin), zeros without it */
+    jm_split *splits;             /**< [nsites] for sites with a tail, else NULL (model_split.c) */
+    jm_attr_group *attr_groups;   /**< sorted by site, key, then total descending (model_attrs.c) */
+    size_t nattr_groups;
+    char (*attr_keys)[JM_ATTR_TEXT]; /**< the span attribute keys seen, first come first */
+    uint32_t nattr_keys;
+    uint64_t attr_folded;         /**< attribute values beyond the caps (counted, not grouped) */
+    jm_code_method *code_methods; /**< logs and span errors by code.method, most errors first, then most logs (model_methods.c) */
+    size_t ncode_methods;
+    uint64_t code_methods_folded; /**< events with a code.method beyond JM_CODE_METHODS */
 
     jm_signature *signatures;     /**< sorted by site, then calls descending */
     uint32_t nsignatures;
@@ -417,6 +512,10 @@ typedef struct jm_model {
     uint32_t ntypes;
 
     uint64_t malformed;           /**< records too short for their type (counted, skipped) */
+
+    uint64_t security_events;     /**< log events with attribute security=true (supply chain, docs/supply-chain.md) */
+    struct jm_security *security; /**< the first JM_SECURITY_KEEP of them, in file order */
+    uint32_t nsecurity;
     void *priv;                   /**< private building state */
 } jm_model;
 
@@ -468,13 +567,23 @@ typedef struct jm_frame_pick {
  */
 int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *out);
 
+/** A security event (a log event with security=true): its body and supply.* attributes. */
+#define JM_SECURITY_KEEP 64
+typedef struct jm_security {
+    char body[512];
+    char kind[48];      /**< supply.kind: "modified", "added", … ("" if absent) */
+    char package[128];  /**< supply.package */
+    char file[256];     /**< supply.file */
+} jm_security;
+
 /** Name of a log severity bucket JM_SEV_* ("trace" … "fatal"). */
 const char *jm_sev_name(int bucket);
 
 /**
  * \brief Make \p s safe and tidy for a terminal: control bytes (C0, DEL, C1, ESC
  *        sequences) become "\xNN", invalid UTF-8 bytes become "?", and text wider than
- *        \p cols code points is cut with "…" (cols 0: no limit). Writes a NUL-terminated
+ *        \p cols code points is cut in the middle with "…", keeping its end, where sibling
+ *        names differ ("X.omp", "X.omp_barrier"; cols 0: no limit). Writes a NUL-terminated
  *        result into \p buf (always, cut to fit \p size).
  * \return the number of display columns written (code points, one each).
  */

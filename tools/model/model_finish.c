@@ -1,6 +1,7 @@
 /* model_finish.c — turning the streamed aggregates into the finished model: subtrees left
  * open by a crash, the merged tree, per-site totals (exact STATS block preferred), sorted
  * tables with per-site slices, run totals and the instrumentation's own cost. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +149,7 @@ static int build_sites(jm_model *m)
         jager_reader_site(m->reader, id, &name, &file, &line);
         s->id = id;
         s->role = id < p->nacc ? p->acc[id].role : 0;
+        s->tree_exact = m->exact_paths ? 1u : 0u;
         s->name = name && *name ? name : "?";
         s->file = file ? file : "";
         s->line = line;
@@ -171,6 +173,8 @@ static int build_sites(jm_model *m)
             s->p50_ns = st.p50_ns;
             s->p90_ns = st.p90_ns;
             s->p99_ns = st.p99_ns;
+            s->thinned = st.thinned;
+            s->dropped = st.dropped;
         } else if (a) {
             s->calls = a->calls;
             s->total_ns = a->total_ns;
@@ -191,6 +195,10 @@ static int build_sites(jm_model *m)
         } else if (a) {
             s->gc_ns = a->gc_ns;
             s->gc_pauses = a->gc_pauses;
+        }
+        if (a) {
+            s->gc_requested_ns = a->req_ns < s->gc_ns ? a->req_ns : s->gc_ns;
+            s->gc_requested_pauses = a->req_pauses < s->gc_pauses ? a->req_pauses : s->gc_pauses;
         }
     }
     return tree_site_times(m);
@@ -247,14 +255,23 @@ static void mark_tree(const jm_model *m, jm_tree *t, const uint8_t *lost)
 static int mark_partial(jm_model *m)
 {
     m->tree_lost_calls = 0;
-    m->partial_sites = m->sites_without_events = 0;
+    m->partial_sites = m->sites_without_events = m->sampled_sites = 0;
     uint8_t *lost = calloc(m->nsites ? m->nsites : 1, 1);
     if (!lost) return -1;
     for (uint32_t id = 1; id < m->nsites; id++) {
-        const jm_site *s = &m->sites[id];
-        if (!s->exact || s->calls <= s->ev_calls) continue;
+        jm_site *s = &m->sites[id];
+        /* Thinned calls were left out on purpose (sampling): the site is sampled 1 in N,
+         * which is no loss; only what is missing beyond them was lost. */
+        if (s->exact && s->thinned) {
+            uint64_t kept = s->ev_calls ? s->ev_calls : 1;
+            s->sample_1_in = (s->ev_calls + s->thinned + kept / 2) / kept;
+            if (s->sample_1_in < 2) s->sample_1_in = 2;
+            m->sampled_sites++;
+        }
+        /* exact trees (PATHS block) hold every call: nothing is short there */
+        if (m->exact_paths || !s->exact || s->calls <= s->ev_calls + s->thinned) continue;
         lost[id] = 1;
-        m->tree_lost_calls += s->calls - s->ev_calls;
+        m->tree_lost_calls += s->calls - s->ev_calls - s->thinned;
         m->partial_sites++;
         if (!s->ev_calls) m->sites_without_events++;
     }
@@ -377,7 +394,7 @@ static int build_counters_and_types(jm_model *m)
         tc->count = p->type_counts[t];
         const jager_type_desc *d = jager_reader_type(m->reader, (uint16_t)t);
         tc->name = d && d->name ? d->name : NULL;
-        if (t < JAGER_EV_FIRST_PLUGIN) tc->known = t >= JAGER_EV_SPAN && t <= JAGER_EV_SPAN_ERROR;
+        if (t < JAGER_EV_FIRST_PLUGIN) tc->known = t >= JAGER_EV_SPAN && t <= JAGER_EV_TASK;
         else tc->known = p->role[t] > JM_ROLE_OTHER;
     }
     return 0;
@@ -393,18 +410,50 @@ jager_status jm_finish_impl(jm_model *m)
     m->stats.struct_size = sizeof m->stats;
     m->have_stats = jager_reader_stats(m->reader, &m->stats) == JAGER_OK;
 
-    if (close_pending(m) != 0 || merge_threads(m) != 0 || build_sites(m) != 0) return JAGER_E_NOMEM;
+    if (close_pending(m) != 0 || jm_paths_apply(m) != 0 || merge_threads(m) != 0 || jm_gc_attribute_sites(m) != 0 ||
+        build_sites(m) != 0)
+        return JAGER_E_NOMEM;
     sort_tables(m);
     if (build_counters_and_types(m) != 0) return JAGER_E_NOMEM;
     if (jm_samples_finish(m) != 0) return JAGER_E_NOMEM;
+    if (jm_rusage_finish(m) != 0) return JAGER_E_NOMEM;
+    if (jm_split_finish(m) != 0) return JAGER_E_NOMEM;
+    if (jm_attrs_finish(m) != 0) return JAGER_E_NOMEM;
+    jm_methods_finish(m);
 
     run_window(m);
     if (mark_partial(m) != 0) return JAGER_E_NOMEM;
     uint64_t drops = 0;
     for (int i = 0; i < JAGER_DROP_REASONS; i++) drops += m->drop_records[i];
     m->dropped = m->have_stats && m->stats.events_dropped > drops ? m->stats.events_dropped : drops;
+    const char *cpu = jager_reader_meta(m->reader, "jager.collector_cpu_ns");
+    const char *cpu_spans = jager_reader_meta(m->reader, "jager.collector_cpu_spans");
+    if (cpu && cpu_spans) {
+        m->collector_cpu_ns_known = 1;
+        m->collector_cpu_ns = strtoull(cpu, NULL, 10);
+        m->collector_cpu_spans = strtoull(cpu_spans, NULL, 10);
+    }
     if (m->have_stats) {
-        m->self_cost_ns = (double)m->stats.span_cost_ns_x1000 / 1000.0 * (double)m->stats.spans_total;
+        /* A Julia span costs more than the core's C pair (exception handler, signature check,
+         * byte counters): the binding measures it (julia.span_cost_ns) and its sites carry
+         * julia.site.<id>.module, so their calls are charged at that cost. */
+        const char *jc = jager_reader_meta(m->reader, "julia.span_cost_ns");
+        double c_cost = (double)m->stats.span_cost_ns_x1000 / 1000.0;
+        uint64_t others = m->stats.spans_total;
+        m->julia_span_cost_ns = jc ? strtod(jc, NULL) : 0;
+        m->julia_spans = 0;
+        if (m->julia_span_cost_ns > 0) {
+            char key[64];
+            for (uint32_t id = 1; id < m->nsites; id++) {
+                snprintf(key, sizeof key, "julia.site.%u.module", id);
+                if (jager_reader_meta(m->reader, key)) m->julia_spans += m->sites[id].calls;
+            }
+            if (m->julia_spans > others) m->julia_spans = others;
+            others -= m->julia_spans;
+        } else {
+            m->julia_span_cost_ns = 0;
+        }
+        m->self_cost_ns = c_cost * (double)others + m->julia_span_cost_ns * (double)m->julia_spans;
         m->self_cost_pct = m->run_ns ? m->self_cost_ns / (double)m->run_ns * 100.0 : 0;
     }
     return JAGER_OK;

@@ -66,6 +66,31 @@ int jm_map_put(jm_map *m, uint64_t a, uint64_t b, uint32_t v)
     return 0;
 }
 
+int jm_map_del(jm_map *m, uint64_t a, uint64_t b)
+{
+    if (!m->cap) return -1;
+    size_t mask = m->cap - 1, i = slot_of(a, b, mask);
+    for (;; i = (i + 1) & mask) {
+        if (m->val[i] == JM_NONE) return -1;
+        if (m->ka[i] == a && m->kb[i] == b) break;
+    }
+    /* Backward shift: move later entries of the probe run into the hole when their home
+     * slot does not lie (cyclically) between the hole and them. */
+    for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+        if (m->val[j] == JM_NONE) break;
+        size_t home = slot_of(m->ka[j], m->kb[j], mask);
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            m->ka[i] = m->ka[j];
+            m->kb[i] = m->kb[j];
+            m->val[i] = m->val[j];
+            i = j;
+        }
+    }
+    m->val[i] = JM_NONE;
+    m->count--;
+    return 0;
+}
+
 void jm_map_clear(jm_map *m)
 {
     if (m->cap > 4096) { /* a subtree that grew large once: give the memory back */

@@ -1,5 +1,5 @@
 /* model_priv.h — the analysis model's private building blocks: a hash map keyed by two
- * integers, call-tree operations and the per-event building state. Only model*.c use it. */
+ * integers (model_map.h), call-tree operations and the per-event building state. Only model*.c use it. */
 #ifndef JAGER_TOOLS_MODEL_PRIV_H
 #define JAGER_TOOLS_MODEL_PRIV_H
 
@@ -8,21 +8,7 @@
 
 #include "model.h"
 
-/* ---- model_map.c: open-addressing map (a, b) → uint32 value ---- */
-typedef struct jm_map {
-    uint64_t *ka, *kb;
-    uint32_t *val;   /* JM_NONE marks an empty slot */
-    size_t cap;      /* power of two, 0 before first insert */
-    size_t count;
-} jm_map;
-
-/** The value for (a, b), or JM_NONE. */
-uint32_t jm_map_get(const jm_map *m, uint64_t a, uint64_t b);
-/** Insert (a, b) → v (the key must be absent). \return 0, or -1 on out of memory. */
-int jm_map_put(jm_map *m, uint64_t a, uint64_t b, uint32_t v);
-/** Forget every entry; keeps the storage unless it is large. */
-void jm_map_clear(jm_map *m);
-void jm_map_free(jm_map *m);
+#include "model_map.h" /* the map (a, b) → uint32, public: the export and report layers use it too */
 
 /** Grow an array so that it holds at least \p need elements. \return 0 or -1 (OOM). */
 int jm_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
@@ -32,6 +18,29 @@ void jm_samples_add(jm_model *m, uint64_t stack, uint64_t site, uint64_t weight,
 /** By function, symbolized from the reader's tables. \return 0 or -1 (OOM). */
 int jm_samples_finish(jm_model *m);
 void jm_samples_free(jm_model *m);
+/* A 64-bit finaliser (splitmix64's) for the second passes' small hash tables keyed by
+ * thread << 32 | span id. */
+static inline uint64_t jm_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+/* model_rusage.c: a second pass when the file has rusage.thread readings */
+int jm_rusage_finish(jm_model *m);
+/* model_split.c: a second pass for sites with a tail */
+int jm_split_finish(jm_model *m);
+/* model_attrs.c: a second pass when the file has span attributes */
+int jm_attrs_finish(jm_model *m);
+void jm_attrs_free(jm_model *m);
+void jm_split_free(jm_model *m);
+void jm_rusage_free(jm_model *m);
+struct jm_method_pass;
+/* model_methods.c: logs and span errors by code.method, counted in the first pass */
+void jm_methods_add(jm_model *m, const jager_event *ev);
+void jm_methods_finish(jm_model *m);
+void jm_methods_free(jm_model *m);
+void jm_methods_pass_free(struct jm_method_pass *mp);
 
 /* ---- model_tree.c ---- */
 /** Initialise a tree with a root node. \return 0 or -1. */
@@ -45,6 +54,11 @@ void jm_tree_reset(jm_tree *t);
  * \return node index, or JM_NONE on out of memory.
  */
 uint32_t jm_tree_child(jm_tree *t, uint32_t parent, uint32_t site);
+/** Put every top-level node of \p t under one new top-level node of \p site, in place (the
+ *  pending children of a span become its subtree: O(top-level nodes), not a copy; depths
+ *  in such a forest are not kept, merging recomputes them). \return the new node, or
+ *  JM_NONE near the node limit (merge instead). */
+uint32_t jm_tree_wrap(jm_tree *t, uint32_t site);
 /** Add one node's numbers into another (calls, times, min/max, bytes, errors, GC). */
 void jm_node_add(jm_node *dst, const jm_node *src);
 /**
@@ -54,6 +68,17 @@ void jm_node_add(jm_node *dst, const jm_node *src);
  * \return 0 or -1 (OOM).
  */
 int jm_tree_merge(jm_tree *dst, uint32_t dst_parent, const jm_tree *src, uint32_t src_node);
+/** The existing child of \p parent for \p site, or JM_NONE. */
+uint32_t jm_tree_find(const jm_tree *t, uint32_t parent, uint32_t site);
+
+/* ---- model_paths.c ---- */
+/** Rebuild every thread's tree from the file's exact call paths when it has them (format
+ *  1.1, cleanly closed), keeping the event-derived min/max, errors and GC of each path.
+ *  Call before the trees are merged. \return 0 or -1 (OOM). */
+int jm_paths_apply(jm_model *m);
+/** The model's thread of index \p thread, added when no event named it. NULL on OOM. */
+jm_thread *jm_model_thread(jm_model *m, uint32_t thread);
+
 /** Merge the children of src's root under dst's node \p dst_node. \return 0 or -1. */
 int jm_tree_merge_children(jm_tree *dst, uint32_t dst_node, const jm_tree *src);
 
@@ -64,7 +89,7 @@ typedef struct jm_pause {
     uint64_t start, end;
     jager_stack_id stack;
     uint32_t attributed; /* overlapped at least one span */
-    uint32_t reserved;
+    uint32_t requested;  /* a requested collection (GC.gc(): gc.pause requested ≠ 0) */
 } jm_pause;
 
 /** Children of a still-open span, assembled before the span's own record arrives. */
@@ -100,6 +125,7 @@ typedef struct jm_site_acc {
     uint64_t *hist_nogc; /* the same with each call's GC pause time taken out; allocated at
                             the site's first call that overlapped a pause */
     uint64_t site_time_gc_ns, site_time_pauses; /* gc.site_time */
+    uint64_t req_ns, req_pauses; /* overlap of requested collections (GC.gc()) */
     uint32_t role;       /* JM_SITE_ROLE_* from site_role events */
     int seen;
 } jm_site_acc;
@@ -153,8 +179,22 @@ typedef struct jm_priv {
     uint32_t *ct_counter;
     uint32_t nct, cap_ct;
     int have_stalls; /* a gc.stall was seen: spans take their GC time from stalls */
+    /* gc.pause by (innermost open site, stack, requested): model_gc.c credits them to the
+     * site and the sites enclosing it (the trigger stacks of every region). */
+    jm_site_stack *psites;
+    uint32_t npsites, cap_psites;
+    jm_map psite_map;
+    struct jm_method_pass *code_methods; /* model_methods.c while reading; NULL after finish */
     int oom;
 } jm_priv;
+
+/* ---- model_gc.c ---- */
+
+/** Count one gc.pause under its innermost open site (the pause's `site` field). */
+void jm_gc_pause_site(jm_model *m, jager_site site, jager_stack_id stack, int requested, uint64_t dur);
+/** When pauses named their site: rebuild m->site_stacks and the sites' requested GC time
+ *  from them, over the merged tree (after merge_threads, before build_sites). \return 0 or -1. */
+int jm_gc_attribute_sites(jm_model *m);
 
 /* ---- model_cuda.c ---- */
 /** A cuda.* record of role \p role (JM_ROLE_CUDA_*); fld(f) reads its field f. */

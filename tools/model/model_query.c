@@ -102,46 +102,83 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
+/* One display piece of \p s at byte \p i: its safe bytes in \p piece, its width; returns
+ * the source bytes it covers. */
+static size_t text_piece(const unsigned char *p, size_t n, size_t i, char piece[8], size_t *plen, uint32_t *pw)
+{
+    size_t l = utf8_seq(p + i, n - i);
+    if (!l) {
+        piece[0] = '?';
+        *plen = 1;
+        l = 1;
+    } else if (l == 1 && (p[i] < 0x20 || p[i] == 0x7f)) {
+        *plen = (size_t)snprintf(piece, 8, "\\x%02x", p[i]);
+    } else {
+        memcpy(piece, p + i, l);
+        *plen = l;
+    }
+    *pw = (l == 1 && *plen > 1) ? (uint32_t)*plen : 1;
+    return l;
+}
+
+/* Append pieces of s[from, to) to buf while they fit \p cols columns and the buffer. */
+static void text_copy(char *buf, size_t size, size_t *o, uint32_t *w, const unsigned char *p, size_t from, size_t to,
+                      uint32_t cols)
+{
+    for (size_t i = from; i < to;) {
+        char piece[8];
+        size_t plen;
+        uint32_t pw;
+        size_t l = text_piece(p, to, i, piece, &plen, &pw);
+        if ((cols && *w + pw > cols) || *o + plen >= size) return;
+        memcpy(buf + *o, piece, plen);
+        *o += plen;
+        *w += pw;
+        i += l;
+    }
+}
+
+/* Text wider than its column is cut in the middle, keeping the end: sibling names often
+ * differ only there ("Kernel.omp" and "Kernel.omp_barrier", "src/a/solver.c" and
+ * "src/b/solver.c"). */
 uint32_t jm_text_fit(char *buf, size_t size, const char *s, uint32_t cols)
 {
     if (!size) return 0;
-    size_t o = 0;
-    uint32_t w = 0;
     if (!s) s = "";
     const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
+    size_t n = strlen(s), o = 0;
+    uint32_t w = 0, total = 0;
     for (size_t i = 0; i < n;) {
         char piece[8];
         size_t plen;
-        size_t l = utf8_seq(p + i, n - i);
-        if (!l) {
-            piece[0] = '?';
-            plen = 1;
-            l = 1;
-        } else if (l == 1 && (p[i] < 0x20 || p[i] == 0x7f)) {
-            plen = (size_t)snprintf(piece, sizeof piece, "\\x%02x", p[i]);
-        } else {
-            memcpy(piece, p + i, l);
-            plen = l;
-        }
-        uint32_t pw = (l == 1 && plen > 1) ? (uint32_t)plen : 1;
-        /* Cut when this piece would not fit, keeping one column for the ellipsis when
-         * more text follows. */
-        int last = i + l >= n;
-        if (cols && (last ? w + pw > cols : w + pw >= cols)) {
-            if (o + 3 < size) {
-                memcpy(buf + o, "\xE2\x80\xA6", 3);
-                o += 3;
-                w++;
-            }
-            break;
-        }
-        if (o + plen >= size) break;
-        memcpy(buf + o, piece, plen);
-        o += plen;
-        w += pw;
-        i += l;
+        uint32_t pw;
+        i += text_piece(p, n, i, piece, &plen, &pw);
+        total += pw;
     }
+    if (!cols || total <= cols) {
+        text_copy(buf, size, &o, &w, p, 0, n, 0);
+        buf[o] = 0;
+        return w;
+    }
+    /* head + "…" + tail = cols; the tail gets the larger half */
+    uint32_t tail_cols = (cols - 1 + 1) / 2, head_cols = cols - 1 - tail_cols;
+    /* where the tail starts: skip pieces from the front until what is left fits */
+    size_t tail_at = 0;
+    uint32_t left = total;
+    while (tail_at < n && left > tail_cols) {
+        char piece[8];
+        size_t plen;
+        uint32_t pw;
+        tail_at += text_piece(p, n, tail_at, piece, &plen, &pw);
+        left -= pw;
+    }
+    text_copy(buf, size, &o, &w, p, 0, tail_at, head_cols);
+    if (o + 3 < size) {
+        memcpy(buf + o, "\xE2\x80\xA6", 3);
+        o += 3;
+        w++;
+    }
+    text_copy(buf, size, &o, &w, p, tail_at, n, w + left);
     buf[o] = 0;
     return w;
 }

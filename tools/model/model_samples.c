@@ -70,6 +70,13 @@ static uint32_t fn_of(jm_samples *s, tu_strdict *names, uint32_t *cap, const jag
     return (uint32_t)i;
 }
 
+/* A frame of the recorder itself (libjager: its API, its hidden jg_* functions, the static
+ * functions of its sources): a sample there is the recorder's cost on a program thread. */
+static int in_recorder(const jager_frame *f)
+{
+    return !strncmp(f->func, "jager_", 6) || !strncmp(f->func, "jg_", 3) || strstr(f->file, "/sdk/src/") != NULL;
+}
+
 int jm_samples_finish(jm_model *m)
 {
     jm_samples *s = &m->samples;
@@ -89,6 +96,7 @@ int jm_samples_finish(jm_model *m)
             break;
         }
         uint32_t nseen = 0, leaf = JM_NONE;
+        int recorder = 0;
         for (uint32_t k = 0; k < n && rc == 0; k++) {
             jager_frame fr[16];
             uint32_t nf = jager_reader_symbolize(m->reader, ips[k], fr, 16);
@@ -98,7 +106,10 @@ int jm_samples_finish(jm_model *m)
                     rc = -1;
                     break;
                 }
-                if (k == 0 && j == 0) leaf = f; /* the function whose code holds the address */
+                if (k == 0 && j == 0) { /* the function whose code holds the address */
+                    leaf = f;
+                    recorder = in_recorder(&fr[j]);
+                }
                 int dup = 0;
                 for (uint32_t q = 0; q < nseen; q++) dup |= seen[q] == f;
                 if (!dup) {
@@ -109,6 +120,7 @@ int jm_samples_finish(jm_model *m)
         }
         if (rc || leaf == JM_NONE) continue;
         s->fns[leaf].self += r->weight;
+        if (recorder) s->recorder_self += r->weight;
         if (!r->site) s->fns[leaf].outside += r->weight;
         uint32_t q = jm_map_get(&site_map, r->site, leaf);
         if (q == JM_NONE) {

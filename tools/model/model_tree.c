@@ -88,6 +88,12 @@ static uint32_t find_or_add(jm_tree *t, uint32_t parent, uint32_t site)
     return idx;
 }
 
+uint32_t jm_tree_find(const jm_tree *t, uint32_t parent, uint32_t site)
+{
+    const tree_index *ix = t->index;
+    return ix ? jm_map_get(&ix->map, parent, site) : JM_NONE;
+}
+
 uint32_t jm_tree_child(jm_tree *t, uint32_t parent, uint32_t site)
 {
     tree_index *ix = t->index;
@@ -97,6 +103,24 @@ uint32_t jm_tree_child(jm_tree *t, uint32_t parent, uint32_t site)
     if (t->count >= 2 * (uint64_t)ix->limit) parent = 0;       /* even the folds are full */
     if (t->nodes[parent].site == JM_SITE_OTHER) return parent; /* below a fold: the fold itself */
     return find_or_add(t, parent, site);
+}
+
+uint32_t jm_tree_wrap(jm_tree *t, uint32_t site)
+{
+    tree_index *ix = t->index;
+    if (t->count + 1 >= ix->limit) return JM_NONE; /* near the limit: the caller merges (and folds) */
+    if (jm_grow((void **)&t->nodes, &ix->cap, t->count + 1, sizeof(jm_node)) != 0) return JM_NONE;
+    uint32_t old = t->nodes[0].first_child;
+    for (uint32_t k = old; k != JM_NONE; k = t->nodes[k].next_sibling) jm_map_del(&ix->map, 0, t->nodes[k].site);
+    t->nodes[0].first_child = JM_NONE;
+    uint32_t c = find_or_add(t, 0, site);
+    if (c == JM_NONE) return JM_NONE; /* cannot happen: room was made above */
+    t->nodes[c].first_child = old;
+    for (uint32_t k = old; k != JM_NONE; k = t->nodes[k].next_sibling) {
+        t->nodes[k].parent = c;
+        if (jm_map_put(&ix->map, c, t->nodes[k].site, k) != 0) return JM_NONE;
+    }
+    return c;
 }
 
 void jm_node_add(jm_node *dst, const jm_node *src)

@@ -5,7 +5,7 @@
 static const jp_event gc_events[JP_GC_NEVENTS] = {
     [JP_GC_PAUSE] = {"gc.pause",
                      {"duration_ns", "stack", "full", "allocd_bytes", "freed_bytes", "live_bytes", "os_tid",
-                      "requested"}},
+                      "requested", "site"}},
     [JP_GC_SITE_TIME] = {"gc.site_time", {"site", "gc_ns", "pauses"}},
     [JP_GC_STALL] = {"gc.stall", {"duration_ns"}},
     [JP_GC_SAMPLE] = {"gc.sample", {"live_bytes", "allocated_bytes", "collections", "rss_bytes", "gc_total_ns"}},
@@ -69,3 +69,15 @@ uint32_t jp_field_index(const jager_type_desc *d, const jp_plugin *plugin, int e
         if (d->fields[i].name && !strcmp(d->fields[i].name, want)) return i;
     return UINT32_MAX;
 }
+
+static const jp_event mpi_events[JP_MPI_NEVENTS] = {
+    [JP_MPI_CALL] = {"mpi.call",
+                     {"func", "duration_ns", "bytes", "recv_bytes", "dest", "tag", "seq", "source", "recv_tag",
+                      "recv_seq", "root", "comm", "comm_size", "caller"}},
+    [JP_MPI_REQUEST] = {"mpi.request",
+                        {"func", "done_by", "kind", "done", "bytes", "dest", "tag", "source", "recv_tag", "recv_bytes",
+                         "comm", "seq"}},
+    [JP_MPI_CLOCK] = {"mpi.clock", {"phase", "offset_ns", "error_ns", "ok"}},
+    [JP_MPI_RANK] = {"mpi.rank", {"rank", "size", "duration_ns"}},
+};
+const jp_plugin jp_mpi = {"mpi", "mpi.", mpi_events, JP_MPI_NEVENTS};

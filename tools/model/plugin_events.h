@@ -32,7 +32,7 @@ typedef struct jp_plugin {
 enum jp_gc_event { JP_GC_PAUSE, JP_GC_SITE_TIME, JP_GC_STALL, JP_GC_SAMPLE, JP_GC_NEVENTS };
 /** gc.pause: one collection (emitted from the gc plugin's thread; os_tid names the trigger). */
 enum { JP_PAUSE_DURATION_NS, JP_PAUSE_STACK, JP_PAUSE_FULL, JP_PAUSE_ALLOCD_BYTES, JP_PAUSE_FREED_BYTES,
-       JP_PAUSE_LIVE_BYTES, JP_PAUSE_OS_TID, JP_PAUSE_REQUESTED };
+       JP_PAUSE_LIVE_BYTES, JP_PAUSE_OS_TID, JP_PAUSE_REQUESTED, JP_PAUSE_SITE };
 /** gc.site_time: GC time inside a site's spans. */
 enum { JP_SITE_TIME_SITE, JP_SITE_TIME_GC_NS, JP_SITE_TIME_PAUSES };
 /** gc.stall: the same pause seen from a stalled thread. */
@@ -101,4 +101,17 @@ int jp_in_plugin(const char *type_name, const jp_plugin *plugin);
 /** Position of field \p field of event \p event in the recording's description \p d of
  *  that type, or UINT32_MAX when the file's type lacks it. */
 uint32_t jp_field_index(const jager_type_desc *d, const jp_plugin *plugin, int event, int field);
+/* ---- mpi (plugins/mpi, docs/mpi.md) ---- */
+enum jp_mpi_event { JP_MPI_CALL, JP_MPI_REQUEST, JP_MPI_CLOCK, JP_MPI_RANK, JP_MPI_NEVENTS };
+/** mpi.call: one wrapped call (time_ns: when it began). */
+enum { JP_MC_FUNC, JP_MC_DURATION_NS, JP_MC_BYTES, JP_MC_RECV_BYTES, JP_MC_DEST, JP_MC_TAG, JP_MC_SEQ, JP_MC_SOURCE,
+       JP_MC_RECV_TAG, JP_MC_RECV_SEQ, JP_MC_ROOT, JP_MC_COMM, JP_MC_COMM_SIZE, JP_MC_CALLER, JP_MC_NFIELDS };
+/** mpi.request: a non-blocking request, when completed (time_ns: when it was started). */
+enum { JP_MQ_FUNC, JP_MQ_DONE_BY, JP_MQ_KIND, JP_MQ_DONE, JP_MQ_BYTES, JP_MQ_DEST, JP_MQ_TAG, JP_MQ_SOURCE,
+       JP_MQ_RECV_TAG, JP_MQ_RECV_BYTES, JP_MQ_COMM, JP_MQ_SEQ, JP_MQ_NFIELDS };
+/** mpi.clock: this rank's offset to rank 0 (phase 0 MPI_Init, 1 MPI_Finalize). */
+enum { JP_MK_PHASE, JP_MK_OFFSET_NS, JP_MK_ERROR_NS, JP_MK_OK, JP_MK_NFIELDS };
+/** mpi.rank: the rank's span. */
+enum { JP_MR_RANK, JP_MR_SIZE, JP_MR_DURATION_NS, JP_MR_NFIELDS };
+extern const jp_plugin jp_mpi;
 #endif

@@ -35,8 +35,8 @@ static const char *meta_any(const jager_reader *r, const char *const *keys)
 
 static const char *drop_reason_name(int i)
 {
-    static const char *names[] = {"ring full", "overwritten", "no ring", "too large", "sink"};
-    return i < 5 ? names[i] : "other";
+    static const char *names[] = {"ring full", "overwritten", "no ring", "too large", "sink", "bad emit", "after stop"};
+    return i < 7 ? names[i] : "other";
 }
 
 /* Plugin names: the part before the dot of every plugin event type in the schema seen. */
@@ -356,7 +356,9 @@ static void write_table(FILE *out, const rm_input *in, uint32_t proc, int *first
         key_u64(out, "gc", s->gc_ns);
         key_u64(out, "exact", s->exact ? 1 : 0);
         /* calls the exact count has but the span events lack: self time is from the rest */
-        if (s->exact && s->calls > s->ev_calls) key_u64(out, "lost", s->calls - s->ev_calls);
+        if (!s->tree_exact && s->exact && s->calls > s->ev_calls + s->thinned) key_u64(out, "lost", s->calls - s->ev_calls - s->thinned);
+        /* thinned on purpose by the sampling mode: shown as "sampled 1 in N", never as loss */
+        if (s->sample_1_in) key_u64(out, "sampled", s->sample_1_in);
         if (s->unstable_count) fputs(",\"unstable\":1", out);
         fputs(",\"sigs\":[", out);
         for (uint32_t k = 0; k < s->sig_count && s->sig_first + k < m->nsignatures; k++) {
@@ -386,11 +388,12 @@ void rm_write_table(FILE *out, const rm_input *in, size_t n)
 static void evidence_text(const hunt_evidence *e, char *buf, size_t size)
 {
     char v[48];
+    int64_t iv;
     const char *unit = e->unit ? e->unit : "";
     if (!strcmp(unit, "ns")) tu_fmt_ns(v, sizeof v, e->value);
     else if (!strcmp(unit, "bytes")) tu_fmt_bytes(v, sizeof v, e->value);
     else if (!strcmp(unit, "%")) snprintf(v, sizeof v, "%.1f %%", e->value);
-    else if (e->value == (double)(int64_t)e->value) snprintf(v, sizeof v, "%" PRId64 "%s%s", (int64_t)e->value, *unit && strcmp(unit, "count") ? " " : "", strcmp(unit, "count") ? unit : "");
+    else if (tu_double_as_i64(e->value, &iv)) snprintf(v, sizeof v, "%" PRId64 "%s%s", iv, *unit && strcmp(unit, "count") ? " " : "", strcmp(unit, "count") ? unit : "");
     else snprintf(v, sizeof v, "%.3g%s%s", e->value, *unit ? " " : "", unit);
     snprintf(buf, size, "%s: %s", e->key ? e->key : "?", v);
     for (char *p = buf; *p && *p != ':'; p++)
@@ -407,7 +410,8 @@ typedef struct ranked {
 static int ranked_cmp(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
-    int wx = x->f->kind == HUNT_DROPPED_EVENTS, wy = y->f->kind == HUNT_DROPPED_EVENTS;
+    int wx = x->f->kind == HUNT_DROPPED_EVENTS || x->f->kind == HUNT_JOB_INCOMPLETE,
+        wy = y->f->kind == HUNT_DROPPED_EVENTS || y->f->kind == HUNT_JOB_INCOMPLETE;
     if (wx != wy) return wy - wx;
     if (x->f->cost_ns != y->f->cost_ns) return x->f->cost_ns < y->f->cost_ns ? 1 : -1;
     if (x->order != y->order) return x->order < y->order ? -1 : 1;
@@ -440,6 +444,7 @@ int rm_write_findings(FILE *out, const rm_input *in, size_t nin)
         key_u64(out, "site", h->site ? in[all[i].proc].site_base + h->site : 0);
         key_u64(out, "proc", all[i].proc);
         key_str(out, "hint", h->hint);
+        key_str(out, "estimate", h->estimate ? h->estimate : "");
         fputs(",\"evidence\":[", out);
         for (uint32_t k = 0; k < h->nevidence && k < HUNT_MAX_EVIDENCE; k++) {
             char buf[160];
@@ -470,4 +475,79 @@ int rm_write_findings(FILE *out, const rm_input *in, size_t nin)
     fputc(']', out);
     free(all);
     return 0;
+}
+
+#define RM_ALLOCATORS 8 /* rows per recording, as in `jager hunt` */
+
+void rm_write_allocators(FILE *out, const rm_input *in, size_t nin)
+{
+    fputs("\"allocators\":[", out);
+    int first = 1;
+    for (size_t p = 0; p < nin; p++) {
+        hunt_allocator al[RM_ALLOCATORS];
+        size_t na = in[p].m ? hunt_allocators(in[p].m, al, RM_ALLOCATORS) : 0;
+        for (size_t i = 0; i < na; i++) {
+            const jm_site *s = jm_site_get(in[p].m, al[i].site);
+            fputs(first ? "{" : ",{", out);
+            first = 0;
+            fprintf(out, "\"proc\":%zu", p);
+            key_u64(out, "site", in[p].site_base + al[i].site);
+            key_str(out, "func", s ? s->name : "");
+            key_str(out, "file", s ? s->file : "");
+            key_u64(out, "line", s ? s->line : 0);
+            key_u64(out, "bytes", al[i].bytes);
+            key_u64(out, "self_bytes", al[i].self_bytes);
+            key_u64(out, "calls", al[i].calls);
+            key_num(out, "region_ns", al[i].region_ns);
+            key_u64(out, "gc_ns", al[i].gc_ns);
+            fputc('}', out);
+        }
+    }
+    fputc(']', out);
+}
+
+void rm_write_attrs(FILE *out, const rm_input *in, size_t nin)
+{
+    fputs("\"attrs\":[", out);
+    int first = 1;
+    for (size_t p = 0; p < nin; p++) {
+        const jm_model *m = in[p].m;
+        for (size_t i = 0; m && i < m->nattr_groups; i++) {
+            const jm_attr_group *g = &m->attr_groups[i];
+            fputs(first ? "{" : ",{", out);
+            first = 0;
+            fprintf(out, "\"proc\":%zu", p);
+            key_u64(out, "site", in[p].site_base + g->site);
+            key_str(out, "func", jm_site_name(m, g->site));
+            key_str(out, "key", g->key);
+            key_str(out, "value", g->value);
+            key_u64(out, "calls", g->calls);
+            key_u64(out, "total", g->total_ns);
+            key_u64(out, "max", g->max_ns);
+            fputc('}', out);
+        }
+    }
+    fputc(']', out);
+}
+
+void rm_write_methods(FILE *out, const rm_input *in, size_t nin)
+{
+    fputs("\"methods\":[", out);
+    int first = 1;
+    for (size_t p = 0; p < nin; p++) {
+        const jm_model *m = in[p].m;
+        for (size_t i = 0; m && i < m->ncode_methods; i++) {
+            const jm_code_method *g = &m->code_methods[i];
+            fputs(first ? "{" : ",{", out);
+            first = 0;
+            fprintf(out, "\"proc\":%zu", p);
+            key_str(out, "method", g->method);
+            key_u64(out, "logs", g->logs);
+            key_u64(out, "warnings", g->warnings);
+            key_u64(out, "errors", g->errors);
+            key_u64(out, "span_errors", g->span_errors);
+            fputc('}', out);
+        }
+    }
+    fputc(']', out);
 }

@@ -12,14 +12,16 @@
 
 #include "hunt_rules.h"
 #include "model.h"
+#include "report_samples.h"
 #include "report_timeline.h"
 
 /** One recording of the page, with what was built from it. */
-typedef struct rm_input {
+typedef struct rm_input { /* tagged: report_samples.h declares struct rm_input */
     const char *path;         /**< as given on the command line */
     jager_reader *r;
     jm_model *m;
     rt_data *rt;
+    rs_data *rs;              /**< the sampler's samples (report_samples.h) */
     hunt_finding *findings;
     size_t nfindings;
     int truncated;            /**< 1: the pass stopped early (partial) */
@@ -45,4 +47,10 @@ int rm_write_tree(FILE *out, const rm_input *in, size_t n);
 void rm_write_table(FILE *out, const rm_input *in, size_t n);
 /** `"findings":[{...}]`: every recording's, ranked by cost (warnings about the recording first). \return 0 or -1. */
 int rm_write_findings(FILE *out, const rm_input *in, size_t n);
+/** "allocators":[…]: each recording's largest allocators (hunt_allocators), by self bytes. */
+void rm_write_allocators(FILE *out, const rm_input *in, size_t n);
+/** `"attrs":[…]`: every site's calls grouped by each span attribute's value (model_attrs.c). */
+void rm_write_attrs(FILE *out, const rm_input *in, size_t n);
+/** `"methods":[…]`: log records and span errors by code.method, per recording (model_methods.c). */
+void rm_write_methods(FILE *out, const rm_input *in, size_t n);
 #endif

@@ -1,8 +1,10 @@
 /* Timeline data for `jager report`: collecting events, nesting depths and the level of
  * detail (see report_timeline.h). The JSON writer is report_timeline_json.c. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_map.h"
 #include "plugin_events.h"
 #include "report_timeline_priv.h"
 #include "toolutil.h"
@@ -13,6 +15,14 @@ const rt_gc_series_desc rt_gc_series[RT_GC_SERIES] = {
     {JP_SAMPLE_COLLECTIONS, "gc.collections", ""},
     {JP_SAMPLE_RSS_BYTES, "process.rss_bytes", "bytes"},
     {JP_SAMPLE_GC_TOTAL_NS, "gc.total_ns", "ns"},
+};
+
+const char *const rt_jgc_keys[RT_JGC_SERIES] = {"gc.allocated_bytes", "gc.pauses", "gc.time_ns", "gc.full_sweeps"};
+const rt_gc_series_desc rt_jgc_series[RT_JGC_SERIES] = {
+    {0, "julia.gc.allocated_bytes", "bytes"},
+    {1, "julia.gc.pauses", ""},
+    {2, "julia.gc.time_ns", "ns"},
+    {3, "julia.gc.full_sweeps", ""},
 };
 
 /* ---- growable arrays ---- */
@@ -123,6 +133,95 @@ static rt_lane *lane_get(rt_data *d, uint32_t thread)
     return d->lanes[thread];
 }
 
+static int push_sample(rt_data *d, uint32_t id, uint64_t t, double v, uint32_t thread);
+static rt_lane *lane_get(rt_data *d, uint32_t thread);
+
+/* The thread's task bookkeeping, grown on demand; NULL on out of memory. */
+static rt_thread_tasks *thread_tasks(rt_data *d, uint32_t thread)
+{
+    if (thread >= d->ntt) {
+        size_t n = (size_t)thread + 16;
+        rt_thread_tasks *t = realloc(d->tt, n * sizeof *t);
+        if (!t) return NULL;
+        memset(t + d->ntt, 0, (n - d->ntt) * sizeof *t);
+        d->tt = t;
+        d->ntt = n;
+    }
+    return &d->tt[thread];
+}
+
+/* The lane of \p task (made on first sight), noting that it ran on \p thread. */
+static rt_lane *task_lane(rt_data *d, uint64_t task, uint32_t thread)
+{
+    uint32_t at = jm_map_get(&d->task_ix, task, 0);
+    rt_lane *l = at != JM_NONE ? d->tlanes[at] : NULL;
+    if (!l) {
+        if (grow((void **)&d->tlanes, &d->captlanes, d->ntlanes + 1, sizeof *d->tlanes)) return NULL;
+        if (!(l = calloc(1, sizeof *l))) return NULL;
+        if (jm_map_put(&d->task_ix, task, 0, (uint32_t)d->ntlanes)) {
+            free(l);
+            return NULL;
+        }
+        l->task = task;
+        l->thread = thread;
+        d->tlanes[d->ntlanes++] = l;
+    }
+    for (uint32_t i = 0; i < l->nthreads; i++)
+        if (l->threads[i] == thread) return l;
+    if (l->nthreads < RT_LANE_THREADS) l->threads[l->nthreads++] = thread;
+    else l->more_threads = 1; /* "and others" */
+    return l;
+}
+
+/* Where an event of \p thread goes: its current task's lane, or the thread's own. */
+static rt_lane *event_lane(rt_data *d, uint32_t thread)
+{
+    uint64_t task = thread < d->ntt ? d->tt[thread].cur : 0;
+    return task ? task_lane(d, task, thread) : lane_get(d, thread);
+}
+
+/* A task record: later records of the thread belong to its task. */
+static int add_task(rt_data *d, const jager_event *ev)
+{
+    if ((uint64_t)ev->rec->words * 8 < sizeof(jager_rec_task)) return 0;
+    const jager_rec_task *k = (const jager_rec_task *)ev->rec;
+    rt_thread_tasks *t = thread_tasks(d, ev->thread);
+    if (!t) return -1;
+    t->cur = k->task;
+    if (grow((void **)&t->sw, &t->cap, t->n + 1, sizeof *t->sw)) return -1;
+    t->sw[t->n++] = (rt_switch){k->time_ns, k->task};
+    return 0;
+}
+
+/* The task set on \p thread at time \p t (its last switch at or before t), 0 if none. */
+static uint64_t task_at(const rt_data *d, uint32_t thread, uint64_t t)
+{
+    if (thread >= d->ntt || !d->tt[thread].n) return 0;
+    const rt_switch *sw = d->tt[thread].sw;
+    size_t lo = 0, hi = d->tt[thread].n; /* first switch after t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sw[mid].t <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo ? sw[lo - 1].task : 0;
+}
+
+/* The Julia binding's GC counters in an attribute list (log records, marks): chart samples. */
+static int add_gc_attrs(rt_data *d, const uint8_t *a, const uint8_t *ae, uint64_t t, uint32_t thread)
+{
+    jager_attr_view v;
+    while (a && a < ae && jager_attr_next(&a, ae, &v) == 1) {
+        if (v.kind != JAGER_ATTR_I64 || v.key_len < 4 || memcmp(v.key, "gc.", 3)) continue;
+        for (uint32_t i = 0; i < RT_JGC_SERIES; i++)
+            if (strlen(rt_jgc_keys[i]) == v.key_len && !memcmp(rt_jgc_keys[i], v.key, v.key_len)) {
+                if (push_sample(d, RT_JGC_SERIES_ID + i, t, (double)v.i64, thread)) return -1;
+                break;
+            }
+    }
+    return 0;
+}
+
 static uint8_t type_kind(rt_data *d, uint16_t type)
 {
     if (d->type_kind[type] != RT_T_UNRESOLVED) return d->type_kind[type];
@@ -142,6 +241,8 @@ static uint8_t type_kind(rt_data *d, uint16_t type)
             d->cc_inf = jp_field_index(t, &jp_dispatch, JP_DISPATCH_COMPILE, JP_COMPILE_INFERENCE_NS);
             d->cc_sig = jp_field_index(t, &jp_dispatch, JP_DISPATCH_COMPILE, JP_COMPILE_SIGNATURE);
             if (d->cc_dur != UINT32_MAX) k = RT_T_COMPILE;
+        } else {
+            k = RT_T_PLUGIN; /* any other plugin's: charted fields and markers (rt_add) */
         }
     }
     if (t) d->type_kind[type] = k; /* an unknown type may still be described later */
@@ -186,17 +287,79 @@ static int add_counter(rt_data *d, const jager_event *ev)
     return push_sample(d, c->h.aux, c->time_ns, c->value, ev->thread);
 }
 
+static double field_number(uint32_t kind, uint64_t v)
+{
+    double f;
+    if (kind == JAGER_FIELD_F64) {
+        memcpy(&f, &v, 8);
+        return f;
+    }
+    return kind == JAGER_FIELD_I64 ? (double)(int64_t)v : (double)v;
+}
+
+/* A plugin event no lane knows by name: its fields flagged COUNTER or GAUGE become chart
+ * series ("<type>.<field>"), and the event a marker on its thread's lane (so a thread
+ * that only emits plugin events has a lane) whose text lists its fields, shown on hover.
+ * Markers are bounded; those left out are counted (rt_summary). */
+static int add_plugin_event(rt_data *d, const jager_event *ev)
+{
+    const jager_record *h = ev->rec;
+    const jager_rec_plugin *p = (const jager_rec_plugin *)h;
+    const jager_type_desc *t = d->r ? jager_reader_type(d->r, ev->type) : NULL;
+    if (!t) return 0;
+    uint64_t v;
+    int charted = 0;
+    for (uint32_t f = 0; f < t->nfields && f < 32; f++) {
+        if (!(t->fields[f].flags & (JAGER_FIELD_FLAG_COUNTER | JAGER_FIELD_FLAG_GAUGE)) || !plugin_field(h, f, &v)) continue;
+        charted = 1;
+        if (push_sample(d, RT_PLUGIN_SERIES_ID | (uint32_t)ev->type << 5 | f, p->time_ns, field_number(t->fields[f].kind, v),
+                        ev->thread))
+            return -1;
+    }
+    rt_lane *l = event_lane(d, ev->thread);
+    if (!l) return -1;
+    note_time(d, p->time_ns, p->time_ns);
+    if (charted) return 0; /* a sample: its chart shows it */
+    if (d->plugin_marks >= RT_PLUGIN_MARKS_MAX) {
+        d->plugin_marks_dropped++;
+        return 0;
+    }
+    char text[512];
+    size_t o = (size_t)snprintf(text, sizeof text, "%s", t->name ? t->name : "plugin event");
+    for (uint32_t f = 0; f < t->nfields && o + 40 < sizeof text; f++) {
+        if (!plugin_field(h, f, &v)) break;
+        const char *fn = t->fields[f].name ? t->fields[f].name : "?";
+        uint32_t kind = t->fields[f].kind;
+        const char *s = NULL;
+        if (kind == JAGER_FIELD_STRING && d->r && v <= UINT32_MAX) s = jager_reader_string(d->r, (uint32_t)v);
+        int w;
+        if (s) w = snprintf(text + o, sizeof text - o, " %s=%.80s", fn, s);
+        else if (kind == JAGER_FIELD_F64 || kind == JAGER_FIELD_I64) w = snprintf(text + o, sizeof text - o, " %s=%.6g", fn, field_number(kind, v));
+        else w = snprintf(text + o, sizeof text - o, " %s=%" PRIu64, fn, v);
+        if (w < 0) break;
+        o += (size_t)w < sizeof text - o ? (size_t)w : sizeof text - o - 1;
+    }
+    uint32_t si = strings_intern(&d->strings, text, strlen(text));
+    if (si == UINT32_MAX) return -1;
+    d->plugin_marks++;
+    return ev_push(&l->marks, (rt_ev){p->time_ns, 0, si, 0});
+}
+
 int rt_add(rt_data *d, const jager_event *ev)
 {
     const jager_record *h = ev->rec;
     rt_lane *l;
     uint64_t v;
+    if (!tu_thread_index_ok(d->r, ev->thread)) { /* lanes are by index: a hostile one is left out, as in the model */
+        d->bad_thread++;
+        return 0;
+    }
     switch (ev->type) {
     case JAGER_EV_SPAN: {
         if ((uint64_t)h->words * 8 < sizeof(jager_rec_span)) return 0;
         const jager_rec_span *s = (const jager_rec_span *)h;
         if (d->kept >= d->o.max_kept) { d->not_kept++; return 0; } /* memory bound, see rt_opts */
-        if (!(l = lane_get(d, ev->thread))) return -1;
+        if (!(l = event_lane(d, ev->thread))) return -1;
         d->kept++;
         if (grow((void **)&l->spans, &l->cap, l->n + 1, sizeof *l->spans)) return -1;
         uint64_t end = s->end_ns >= s->start_ns ? s->end_ns : s->start_ns;
@@ -207,13 +370,14 @@ int rt_add(rt_data *d, const jager_event *ev)
     case JAGER_EV_LOG: {
         if ((uint64_t)h->words * 8 < sizeof(jager_rec_log)) return 0;
         const jager_rec_log *lg = (const jager_rec_log *)h;
-        if (!(l = lane_get(d, ev->thread))) return -1;
+        if (!(l = event_lane(d, ev->thread))) return -1;
         note_time(d, lg->time_ns, lg->time_ns);
-        if (l->logs.n >= d->o.max_logs) { l->logs_dropped++; return 0; }
         const char *body = "";
         uint32_t len = 0;
-        const uint8_t *a, *ae;
-        if (jager_log_body(lg, &body, &len, &a, &ae) != JAGER_OK) { body = "(malformed log record)"; len = (uint32_t)strlen(body); }
+        const uint8_t *a = NULL, *ae = NULL;
+        if (jager_log_body(lg, &body, &len, &a, &ae) != JAGER_OK) { body = "(malformed log record)"; len = (uint32_t)strlen(body); a = ae = NULL; }
+        else if (add_gc_attrs(d, a, ae, lg->time_ns, ev->thread)) return -1; /* charted whether or not the marker is kept */
+        if (l->logs.n >= d->o.max_logs) { l->logs_dropped++; return 0; }
         char cut[RT_LOG_BODY_MAX + 4];
         if (len > RT_LOG_BODY_MAX) { /* keep the page small; the file keeps the whole message */
             memcpy(cut, body, RT_LOG_BODY_MAX);
@@ -228,7 +392,11 @@ int rt_add(rt_data *d, const jager_event *ev)
     case JAGER_EV_MARK: {
         if ((uint64_t)h->words * 8 < sizeof(jager_rec_mark)) return 0;
         const jager_rec_mark *mk = (const jager_rec_mark *)h;
-        if (!(l = lane_get(d, ev->thread))) return -1;
+        if (!(l = event_lane(d, ev->thread))) return -1;
+        if ((uint64_t)h->words * 8 >= sizeof(jager_rec_mark) + 8 && /* jager_mark_attrs(): nattrs, 0, then the list */
+            add_gc_attrs(d, (const uint8_t *)h + sizeof(jager_rec_mark) + 8, (const uint8_t *)h + (size_t)h->words * 8, mk->time_ns,
+                         ev->thread))
+            return -1;
         const char *name = d->r ? jager_reader_string(d->r, h->aux) : NULL;
         uint32_t si = strings_intern(&d->strings, name ? name : "?", name ? strlen(name) : 1);
         if (si == UINT32_MAX) return -1;
@@ -237,6 +405,8 @@ int rt_add(rt_data *d, const jager_event *ev)
     }
     case JAGER_EV_COUNTER:
         return add_counter(d, ev);
+    case JAGER_EV_TASK:
+        return add_task(d, ev);
     default:
         break;
     }
@@ -262,7 +432,7 @@ int rt_add(rt_data *d, const jager_event *ev)
         if (!plugin_field(h, d->cc_dur, &v)) return 0;
         plugin_field(h, d->cc_inf, &inf);
         plugin_field(h, d->cc_sig, &sig);
-        if (!(l = lane_get(d, ev->thread))) return -1;
+        if (!(l = event_lane(d, ev->thread))) return -1;
         const char *text = d->r && sig <= UINT32_MAX ? jager_reader_string(d->r, (uint32_t)sig) : NULL;
         uint32_t si = strings_intern(&d->strings, text ? text : "", text ? strlen(text) : 0);
         if (si == UINT32_MAX) return -1;
@@ -271,6 +441,8 @@ int rt_add(rt_data *d, const jager_event *ev)
         note_time(d, t, p->time_ns);
         return ev_push(&l->cc, (rt_ev){t, dur, si, 0});
     }
+    case RT_T_PLUGIN:
+        return add_plugin_event(d, ev);
     default:
         return 0;
     }
@@ -411,6 +583,82 @@ static int lane_reduce(rt_data *d, rt_lane *l)
     return 0;
 }
 
+static int lane_task_cmp(const void *a, const void *b)
+{
+    const rt_lane *x = *(const rt_lane *const *)a, *y = *(const rt_lane *const *)b;
+    if ((x->task == RT_OTHER_TASKS) != (y->task == RT_OTHER_TASKS)) return x->task == RT_OTHER_TASKS ? 1 : -1;
+    return x->task < y->task ? -1 : x->task > y->task;
+}
+
+static size_t lane_weight(const rt_lane *l) { return l->n + l->logs.n + l->marks.n + l->cc.n + l->gc.n; }
+
+static int lane_busier(const void *a, const void *b)
+{
+    size_t x = lane_weight(*(const rt_lane *const *)a), y = lane_weight(*(const rt_lane *const *)b);
+    return x > y ? -1 : x < y;
+}
+
+static int evlist_append(rt_evlist *to, const rt_evlist *from)
+{
+    if (!from->n) return 0;
+    if (grow((void **)&to->v, &to->cap, to->n + from->n, sizeof *to->v)) return -1;
+    memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
+    to->n += from->n;
+    return 0;
+}
+
+/* A lane and everything it holds (NULL is fine). */
+static void lane_free(rt_lane *l)
+{
+    if (!l) return;
+    free(l->spans);
+    free(l->blocks);
+    free(l->gc.v);
+    free(l->cc.v);
+    free(l->logs.v);
+    free(l->marks.v);
+    free(l);
+}
+
+/* More tasks than a page can draw as lanes (a program that spawns thousands): the busiest
+ * RT_MAX_TASK_LANES keep their lanes, the others' events share one "other tasks" lane. */
+static int fold_tasks(rt_data *d)
+{
+    if (d->ntlanes <= RT_MAX_TASK_LANES) return 0;
+    sort(d->tlanes, d->ntlanes, sizeof *d->tlanes, lane_busier);
+    rt_lane *o = calloc(1, sizeof *o);
+    if (!o) return -1;
+    o->task = RT_OTHER_TASKS;
+    o->thread = d->tlanes[RT_MAX_TASK_LANES]->thread;
+    for (size_t i = RT_MAX_TASK_LANES; i < d->ntlanes; i++) {
+        rt_lane *l = d->tlanes[i];
+        if (grow((void **)&o->spans, &o->cap, o->n + l->n, sizeof *o->spans)) goto oom;
+        if (l->n) memcpy(o->spans + o->n, l->spans, l->n * sizeof *l->spans);
+        o->n += l->n;
+        if (evlist_append(&o->gc, &l->gc) || evlist_append(&o->cc, &l->cc) || evlist_append(&o->logs, &l->logs) ||
+            evlist_append(&o->marks, &l->marks))
+            goto oom;
+        o->logs_dropped += l->logs_dropped;
+        for (uint32_t k = 0; k < l->nthreads; k++) {
+            uint32_t t = l->threads[k], seen = 0;
+            for (uint32_t j = 0; j < o->nthreads && !seen; j++) seen = o->threads[j] == t;
+            if (seen) continue;
+            if (o->nthreads < RT_LANE_THREADS) o->threads[o->nthreads++] = t;
+            else o->more_threads = 1;
+        }
+        o->more_threads |= l->more_threads;
+        lane_free(l);
+        d->tlanes[i] = NULL; /* rt_free skips it, whatever happens next */
+    }
+    o->folded_tasks = d->ntlanes - RT_MAX_TASK_LANES;
+    d->tlanes[RT_MAX_TASK_LANES] = o;
+    d->ntlanes = RT_MAX_TASK_LANES + 1;
+    return 0;
+oom: /* the lanes folded so far are freed and NULL in the array (rt_free skips them) */
+    lane_free(o);
+    return -1;
+}
+
 /* Each GC pause goes to the lane of its triggering thread (by OS tid), else to the lane of
  * the thread that recorded it. */
 static int place_gc(rt_data *d)
@@ -418,7 +666,8 @@ static int place_gc(rt_data *d)
     for (size_t i = 0; i < d->ngcp; i++) {
         const rt_gcp *g = &d->gcp[i];
         uint32_t lane = tu_thread_by_os_tid(d->r, g->os_tid, g->thread);
-        rt_lane *l = lane_get(d, lane);
+        uint64_t task = task_at(d, lane, g->t); /* the task that ran on the triggering thread then */
+        rt_lane *l = task ? task_lane(d, task, lane) : lane_get(d, lane);
         if (!l || ev_push(&l->gc, (rt_ev){g->t, g->dur, 0, 0})) return -1;
     }
     return 0;
@@ -428,8 +677,13 @@ int rt_finish(rt_data *d)
 {
     uint64_t total = 0, rows = 0;
     if (place_gc(d)) return -1;
-    for (size_t i = 0; i < d->nlanes; i++) {
-        rt_lane *l = d->lanes[i];
+    if (fold_tasks(d)) return -1;
+    sort(d->tlanes, d->ntlanes, sizeof *d->tlanes, lane_task_cmp);
+    jm_map_clear(&d->task_ix); /* the lanes moved: index them again */
+    for (size_t i = 0; i < d->ntlanes; i++)
+        if (jm_map_put(&d->task_ix, d->tlanes[i]->task, 0, (uint32_t)i)) return -1;
+    for (size_t i = 0; i < rt_nall(d); i++) {
+        rt_lane *l = rt_lane_at(d, i);
         if (!l) continue;
         sort(l->spans, l->n, sizeof *l->spans, span_cmp);
         if (lane_depths(l)) return -1;
@@ -451,9 +705,11 @@ int rt_finish(rt_data *d)
         uint64_t *durs = malloc(total * sizeof *durs);
         if (!durs) return -1;
         size_t n = 0;
-        for (size_t i = 0; i < d->nlanes; i++)
-            if (d->lanes[i])
-                for (size_t k = 0; k < d->lanes[i]->n; k++) durs[n++] = d->lanes[i]->spans[k].end - d->lanes[i]->spans[k].start;
+        for (size_t i = 0; i < rt_nall(d); i++) {
+            const rt_lane *l = rt_lane_at(d, i);
+            if (l)
+                for (size_t k = 0; k < l->n; k++) durs[n++] = l->spans[k].end - l->spans[k].start;
+        }
         d->threshold = select_kth(durs, n, n - d->o.max_spans - 1); /* the longest max_spans are above it */
         free(durs);
         /* Quantum: blocks in a row are separated by more than it, so a row holds at most
@@ -462,8 +718,8 @@ int rt_finish(rt_data *d)
         uint64_t q = (uint64_t)((double)run * (double)(rows ? rows : 1) / (double)d->o.max_blocks);
         d->quantum = q > d->threshold ? q : d->threshold;
     }
-    for (size_t i = 0; i < d->nlanes; i++)
-        if (d->lanes[i] && lane_reduce(d, d->lanes[i])) return -1;
+    for (size_t i = 0; i < rt_nall(d); i++)
+        if (rt_lane_at(d, i) && lane_reduce(d, rt_lane_at(d, i))) return -1;
     return 0;
 }
 
@@ -472,8 +728,8 @@ void rt_get_summary(const rt_data *d, rt_summary *out)
     memset(out, 0, sizeof *out);
     out->duration_threshold_ns = d->threshold;
     out->not_kept = d->not_kept;
-    for (size_t i = 0; i < d->nlanes; i++) {
-        const rt_lane *l = d->lanes[i];
+    for (size_t i = 0; i < rt_nall(d); i++) {
+        const rt_lane *l = rt_lane_at(d, i);
         if (!l) continue;
         out->spans += l->n;
         out->raw += l->raw;
@@ -491,8 +747,8 @@ void rt_get_summary(const rt_data *d, rt_summary *out)
 
 int rt_check(const rt_data *d)
 {
-    for (size_t i = 0; i < d->nlanes; i++) {
-        const rt_lane *l = d->lanes[i];
+    for (size_t i = 0; i < rt_nall(d); i++) {
+        const rt_lane *l = rt_lane_at(d, i);
         if (!l) continue;
         if (l->raw + l->merged + l->too_deep != l->n) return -1;
         for (int dep = 0; dep < RT_MAX_DEPTH; dep++) {
@@ -534,18 +790,15 @@ int rt_check(const rt_data *d)
 void rt_free(rt_data *d)
 {
     if (!d) return;
-    for (size_t i = 0; i < d->nlanes; i++) {
-        rt_lane *l = d->lanes[i];
-        if (!l) continue;
-        free(l->spans);
-        free(l->blocks);
-        free(l->gc.v);
-        free(l->cc.v);
-        free(l->logs.v);
-        free(l->marks.v);
-        free(l);
+    for (size_t i = 0; i < rt_nall(d); i++) {
+        rt_lane *l = rt_lane_at(d, i);
+        lane_free(l);
     }
     free(d->lanes);
+    free(d->tlanes);
+    jm_map_free(&d->task_ix);
+    for (size_t i = 0; i < d->ntt; i++) free(d->tt[i].sw);
+    free(d->tt);
     for (size_t i = 0; i < d->ncounters; i++) free(d->counters[i].s);
     free(d->gcp);
     free(d->counters);

@@ -65,11 +65,16 @@ int rt_check(const rt_data *d);
 
 /** Where one recording's timeline goes in a page that may hold several (one per process). */
 typedef struct rt_json_ctx {
-    uint64_t t0;                /**< the page's time origin, on this recording's clock */
+    uint64_t t0;                /**< the page's time origin, on this recording's clock (on map's, with map) */
     uint32_t proc;              /**< process index of the lanes */
     uint32_t site_base;         /**< added to site ids (sites of all recordings share one array) */
     uint32_t str_base;          /**< added to string indices (one string array per page) */
     const char *counter_prefix; /**< prepended to counter names ("rank 3: "), or NULL */
+    /** NULL, or a monotonic map of this recording's times onto the page's clock (a job's:
+     *  jm_mpi_job_time), applied to every time before t0 is subtracted; a duration becomes
+     *  its mapped ends' difference */
+    uint64_t (*map)(const void *arg, uint64_t t);
+    const void *map_arg;
 } rt_json_ctx;
 /** Lane objects, each preceded by a comma unless *first (then cleared). \return 0 or -1. */
 int rt_write_lanes(const rt_data *d, FILE *out, const rt_json_ctx *c, int *first);

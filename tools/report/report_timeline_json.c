@@ -14,16 +14,24 @@ static void put_delta(FILE *out, uint64_t t, uint64_t *prev, int first)
     *prev = t >= *prev ? t : *prev;
 }
 
-static void write_evlist(FILE *out, const char *key, const rt_evlist *e, uint64_t t0, int with_dur, const char *str_key,
-                         int with_sev, uint32_t str_base)
+/* A time of the recording on the page's clock (before t0 is subtracted). */
+static uint64_t mt(const rt_json_ctx *c, uint64_t t) { return c->map ? c->map(c->map_arg, t) : t; }
+/* The length of [t, t + d] on the page's clock. */
+static uint64_t md(const rt_json_ctx *c, uint64_t t, uint64_t d) { return c->map ? mt(c, t + d) - mt(c, t) : d; }
+
+static void write_evlist(FILE *out, const char *key, const rt_evlist *e, const rt_json_ctx *c, int with_dur,
+                         const char *str_key, int with_sev, uint32_t str_base)
 {
     if (!e->n) return;
-    uint64_t prev = t0;
+    uint64_t t0 = c->t0, prev = t0;
     fprintf(out, ",\"%s\":{\"%s\":[", key, with_dur ? "s" : "t");
-    for (size_t i = 0; i < e->n; i++) put_delta(out, e->v[i].t < t0 ? t0 : e->v[i].t, &prev, i == 0);
+    for (size_t i = 0; i < e->n; i++) {
+        uint64_t t = mt(c, e->v[i].t);
+        put_delta(out, t < t0 ? t0 : t, &prev, i == 0);
+    }
     if (with_dur) {
         fputs("],\"d\":[", out);
-        for (size_t i = 0; i < e->n; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)e->v[i].dur);
+        for (size_t i = 0; i < e->n; i++) fprintf(out, i ? ",%llu" : "%llu", (unsigned long long)md(c, e->v[i].t, e->v[i].dur));
     }
     if (with_sev) {
         fputs("],\"v\":[", out);
@@ -42,17 +50,37 @@ static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, const rt_js
     uint32_t proc = c->proc;
     uint64_t os_tid = 0;
     const char *tname = NULL;
-    if (d->r) jager_reader_thread(d->r, l->thread, &os_tid, &tname);
-    char name[256];
-    if (tname && *tname)
-        snprintf(name, sizeof name, "thread %u · %.160s · tid %llu", l->thread, tname, (unsigned long long)os_tid);
-    else
-        snprintf(name, sizeof name, "thread %u · tid %llu", l->thread, (unsigned long long)os_tid);
+    char name[512];
+    if (l->task) { /* "task 3 · name · threads 1, 2": the name from the run metadata (Jager.@async "name") */
+        char key[64], on[128];
+        snprintf(key, sizeof key, "julia.task.%llu.name", (unsigned long long)l->task);
+        const char *tn = d->r ? jager_reader_meta(d->r, key) : NULL;
+        size_t o = (size_t)snprintf(on, sizeof on, "%s", l->nthreads > 1 ? "threads " : "thread ");
+        for (uint32_t i = 0; i < l->nthreads && o < sizeof on; i++)
+            o += (size_t)snprintf(on + o, sizeof on - o, i ? ", %u" : "%u", l->threads[i]);
+        if (l->more_threads && o < sizeof on) snprintf(on + o, sizeof on - o, ", …");
+        if (l->task == RT_OTHER_TASKS)
+            snprintf(name, sizeof name, "%llu other tasks (fewer events each) · %s", (unsigned long long)l->folded_tasks, on);
+        else if (tn && *tn) snprintf(name, sizeof name, "task %llu · %.160s · %s", (unsigned long long)l->task, tn, on);
+        else snprintf(name, sizeof name, "task %llu · %s", (unsigned long long)l->task, on);
+    } else {
+        if (d->r) jager_reader_thread(d->r, l->thread, &os_tid, &tname);
+        if (tname && *tname)
+            snprintf(name, sizeof name, "thread %u · %.160s · tid %llu", l->thread, tname, (unsigned long long)os_tid);
+        else
+            snprintf(name, sizeof name, "thread %u · tid %llu", l->thread, (unsigned long long)os_tid);
+    }
     fputs("{\"name\":", out);
     tu_json_str(out, name, (size_t)-1);
     fprintf(out, ",\"thread\":%u,\"tid\":%llu,\"proc\":%u,\"total\":%llu,\"raw\":%llu,\"merged\":%llu,\"too_deep\":%llu",
             l->thread, (unsigned long long)os_tid, proc, (unsigned long long)l->n, (unsigned long long)l->raw,
             (unsigned long long)l->merged, (unsigned long long)l->too_deep);
+    if (l->task) {
+        if (l->task == RT_OTHER_TASKS) fprintf(out, ",\"other_tasks\":%llu,\"threads\":[", (unsigned long long)l->folded_tasks);
+        else fprintf(out, ",\"task\":%llu,\"threads\":[", (unsigned long long)l->task);
+        for (uint32_t i = 0; i < l->nthreads; i++) fprintf(out, i ? ",%u" : "%u", l->threads[i]);
+        fprintf(out, "]%s", l->more_threads ? ",\"more_threads\":true" : "");
+    }
     /* Spans and blocks by depth: count per depth, then one pass per depth over the sorted arrays. */
     int maxd = 0;
     for (size_t i = 0; i < l->n; i++)
@@ -63,12 +91,12 @@ static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, const rt_js
         int first = 1;
         fputs(dep ? ",{\"s\":[" : "{\"s\":[", out);
         for (size_t i = 0; i < l->n; i++)
-            if (l->spans[i].depth == dep && l->spans[i].raw) { put_delta(out, l->spans[i].start, &prev, first); first = 0; }
+            if (l->spans[i].depth == dep && l->spans[i].raw) { put_delta(out, mt(c, l->spans[i].start), &prev, first); first = 0; }
         fputs("],\"d\":[", out);
         first = 1;
         for (size_t i = 0; i < l->n; i++)
             if (l->spans[i].depth == dep && l->spans[i].raw) {
-                fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)(l->spans[i].end - l->spans[i].start));
+                fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)md(c, l->spans[i].start, l->spans[i].end - l->spans[i].start));
                 first = 0;
             }
         fputs("],\"k\":[", out);
@@ -91,8 +119,8 @@ static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, const rt_js
             for (size_t i = 0; i < l->nblocks; i++) {
                 const rt_block *b = &l->blocks[i];
                 if (b->depth != (uint32_t)dep) continue;
-                uint64_t v = key == 1 ? b->end - b->start : key == 2 ? (uint64_t)b->site + c->site_base : key == 3 ? b->count : b->busy;
-                if (key == 0) put_delta(out, b->start, &prev, first);
+                uint64_t v = key == 1 ? md(c, b->start, b->end - b->start) : key == 2 ? (uint64_t)b->site + c->site_base : key == 3 ? b->count : b->busy;
+                if (key == 0) put_delta(out, mt(c, b->start), &prev, first);
                 else fprintf(out, first ? "%llu" : ",%llu", (unsigned long long)v);
                 first = 0;
             }
@@ -100,10 +128,10 @@ static int write_lane(const rt_data *d, const rt_lane *l, FILE *out, const rt_js
         fputs("]}", out);
     }
     fputs("]", out);
-    write_evlist(out, "gc", &l->gc, t0, 1, NULL, 0, 0);
-    write_evlist(out, "cc", &l->cc, t0, 1, "g", 0, c->str_base);
-    write_evlist(out, "logs", &l->logs, t0, 0, "m", 1, c->str_base);
-    write_evlist(out, "marks", &l->marks, t0, 0, "m", 0, c->str_base);
+    write_evlist(out, "gc", &l->gc, c, 1, NULL, 0, 0);
+    write_evlist(out, "cc", &l->cc, c, 1, "g", 0, c->str_base);
+    write_evlist(out, "logs", &l->logs, c, 0, "m", 1, c->str_base);
+    write_evlist(out, "marks", &l->marks, c, 0, "m", 0, c->str_base);
     if (l->logs_dropped) fprintf(out, ",\"logs_dropped\":%llu", (unsigned long long)l->logs_dropped);
     fputs("}", out);
     return 0;
@@ -118,13 +146,29 @@ static void put_num(FILE *out, double v, int first)
 
 /* One counter as a series: monotonic counters are per-thread running totals, summed over
  * threads; gauges are taken as they come. Long series are binned (last value, min, max). */
-static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint64_t t0, const char *prefix)
+static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, const rt_json_ctx *jc)
 {
+    uint64_t t0 = jc->t0;
+    const char *prefix = jc->counter_prefix;
     const char *name = NULL, *unit = NULL;
     uint32_t kind = JAGER_COUNTER_GAUGE;
-    if (c->id >= RT_GC_SERIES_ID && c->id - RT_GC_SERIES_ID < RT_GC_SERIES) {
+    char pname[256];
+    if (c->id >= RT_JGC_SERIES_ID && c->id - RT_JGC_SERIES_ID < RT_JGC_SERIES) {
+        name = rt_jgc_series[c->id - RT_JGC_SERIES_ID].name;
+        unit = rt_jgc_series[c->id - RT_JGC_SERIES_ID].unit;
+    } else if (c->id >= RT_GC_SERIES_ID && c->id - RT_GC_SERIES_ID < RT_GC_SERIES) {
         name = rt_gc_series[c->id - RT_GC_SERIES_ID].name;
         unit = rt_gc_series[c->id - RT_GC_SERIES_ID].unit;
+    } else if ((c->id & 0xC0000000u) == RT_PLUGIN_SERIES_ID) { /* a plugin field flagged COUNTER or GAUGE */
+        const jager_type_desc *t = d->r ? jager_reader_type(d->r, (uint16_t)((c->id >> 5) & 0xffffu)) : NULL;
+        uint32_t f = c->id & 31u;
+        if (t && f < t->nfields) {
+            snprintf(pname, sizeof pname, "%s.%s", t->name ? t->name : "?", t->fields[f].name ? t->fields[f].name : "?");
+            name = pname;
+            unit = t->fields[f].kind == JAGER_FIELD_BYTES ? "bytes" : t->fields[f].kind == JAGER_FIELD_DURATION_NS ? "ns" : "";
+            /* a COUNTER field is a total the plugin keeps: drawn as it comes, like a gauge */
+            kind = JAGER_COUNTER_GAUGE;
+        }
     } else if (d->r) {
         jager_reader_counter(d->r, c->id, &name, &unit, &kind);
     }
@@ -136,7 +180,9 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint
     fputs(",\"unit\":", out);
     tu_json_str(out, unit ? unit : "", (size_t)-1);
     fprintf(out, ",\"kind\":\"%s\"", kind == JAGER_COUNTER_MONOTONIC ? "monotonic" : "gauge");
-    size_t nthreads = d->nlanes + 1;
+    size_t nthreads = 1;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->s[i].thread >= nthreads) nthreads = (size_t)c->s[i].thread + 1;
     double *last = calloc(nthreads, sizeof *last), sum = 0;
     uint64_t tmin = c->s[0].t, tmax = c->s[c->n - 1].t;
     uint32_t bins = d->o.counter_bins;
@@ -163,7 +209,7 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint
                     val = sum;
                 } else val = s->v;
                 if (!binned) {
-                    if (key == 0) put_delta(out, s->t < t0 ? t0 : s->t, &prev, first);
+                    if (key == 0) put_delta(out, mt(jc, s->t) < t0 ? t0 : mt(jc, s->t), &prev, first);
                     else put_num(out, val, first);
                     first = 0;
                     continue;
@@ -178,7 +224,7 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint
                 }
             }
             if (cur_bin >= 0) { /* emit the finished bin: its first time, last value, range */
-                if (key == 0) put_delta(out, bt < t0 ? t0 : bt, &prev, first);
+                if (key == 0) put_delta(out, mt(jc, bt) < t0 ? t0 : mt(jc, bt), &prev, first);
                 else put_num(out, key == 1 ? bv : key == 2 ? lo : hi, first);
                 first = 0;
             }
@@ -192,8 +238,10 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, uint
 
 int rt_write_lanes(const rt_data *d, FILE *out, const rt_json_ctx *c, int *first)
 {
-    for (size_t i = 0; i < d->nlanes; i++) {
-        const rt_lane *l = d->lanes[i];
+    /* task lanes first (by task id: a Julia program's root task is 1), then the threads' own */
+    for (size_t k = 0; k < rt_nall(d); k++) {
+        size_t i = k < d->ntlanes ? d->nlanes + k : k - d->ntlanes;
+        const rt_lane *l = rt_lane_at(d, i);
         if (!l) continue;
         if (!*first) fputc(',', out);
         *first = 0;
@@ -208,7 +256,7 @@ int rt_write_counters(const rt_data *d, FILE *out, const rt_json_ctx *c, int *fi
         if (!d->counters[i].n) continue;
         if (!*first) fputc(',', out);
         *first = 0;
-        write_counter(d, &d->counters[i], out, c->t0, c->counter_prefix);
+        write_counter(d, &d->counters[i], out, c);
     }
     return ferror(out) ? -1 : 0;
 }

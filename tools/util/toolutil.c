@@ -110,6 +110,27 @@ void tu_csv_str(FILE *out, const char *s, size_t n)
     fputc('"', out);
 }
 
+/* OWASP's list of the first characters that make a spreadsheet read a cell as a formula
+ * (=cmd|' /C calc'!A0, +HYPERLINK(…), -2+3, @SUM(…), and a leading tab or CR). */
+static int formula_lead(char c) { return c == '=' || c == '+' || c == '-' || c == '@' || c == '\t' || c == '\r'; }
+
+void tu_csv_cell(FILE *out, const char *s, size_t n, int raw)
+{
+    if (!s) return;
+    if (n == (size_t)-1) n = strlen(s);
+    if (raw || !n || !formula_lead(s[0])) {
+        tu_csv_str(out, s, n);
+        return;
+    }
+    /* Neutralised: quoted, with a leading apostrophe, so it is text in every spreadsheet. */
+    fputs("\"'", out);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') fputc('"', out);
+        fputc(s[i], out);
+    }
+    fputc('"', out);
+}
+
 const char *tu_fmt_ns(char *buf, size_t size, double ns)
 {
     if (ns < 1e3) snprintf(buf, size, "%.0f ns", ns);
@@ -185,6 +206,22 @@ const char *tu_site_label(const jager_reader *r, jager_site site, char *buf, siz
     return buf;
 }
 
+jager_attr_view *tu_attr_resolve(const jager_reader *r, jager_attr_view *v)
+{
+    if (v->kind != JAGER_ATTR_STR_ID) return v;
+    const char *s = r && v->i64 > 0 && v->i64 <= UINT32_MAX ? jager_reader_string(r, (uint32_t)v->i64) : NULL;
+    size_t n = s ? strlen(s) : 0;
+    v->kind = JAGER_ATTR_STR;
+    v->str = s ? s : "";
+    v->str_len = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    return v;
+}
+
+int tu_thread_index_ok(const jager_reader *r, uint32_t thread)
+{
+    return thread <= TU_THREAD_INDEX_DENSE || (r && thread <= jager_reader_thread_count(r));
+}
+
 uint32_t tu_thread_by_os_tid(const jager_reader *r, uint64_t os_tid, uint32_t fallback)
 {
     uint32_t n = (r && os_tid) ? jager_reader_thread_count(r) : 0;
@@ -193,4 +230,24 @@ uint32_t tu_thread_by_os_tid(const jager_reader *r, uint64_t os_tid, uint32_t fa
         if (jager_reader_thread(r, t, &tid, NULL) == JAGER_OK && tid == os_tid) return t;
     }
     return fallback;
+}
+
+/* Range first, then the cast: (int64_t)v is undefined outside (-2^63 - 1, 2^63), NaN
+ * included (the fuzzer's report: `jager hunt` on a crafted file). */
+int tu_double_as_i64(double v, int64_t *out)
+{
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return 0;
+    int64_t i = (int64_t)v;
+    if ((double)i != v) return 0;
+    if (out) *out = i;
+    return 1;
+}
+
+int tu_double_as_u64(double v, uint64_t *out)
+{
+    if (!(v >= 0.0 && v < 18446744073709551616.0)) return 0;
+    uint64_t u = (uint64_t)v;
+    if ((double)u != v) return 0;
+    if (out) *out = u;
+    return 1;
 }

@@ -25,7 +25,7 @@ using Libdl
 using Logging
 using Printf
 
-export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger, JagerError
+export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger, JagerError, SupplyChainError
 
 include("lib.jl")
 include("own.jl")
@@ -33,6 +33,10 @@ include("abi.jl")
 include("attrs.jl")
 include("typed_ir.jl")
 include("nothrow.jl")
+include("tasks.jl")
+include("gcstate.jl")
+include("valueattrs.jl")
+include("method.jl")
 include("sites.jl")
 include("macros.jl")
 include("lifecycle.jl")
@@ -40,6 +44,9 @@ include("summary.jl")
 include("context.jl")
 include("logger.jl")
 include("symbolize.jl")
+include("selfcost.jl")
+include("supply.jl") # Jager.Supply: lock files of environments (docs/supply-chain.md)
+include("supply_run.jl") # JAGER_LOCK at Jager.start
 
 # The dispatch sensor (compile events, specialization census, stability verdicts) is
 # optional: it extends NEW_SIGNATURE_HOOKS and STOP_HOOKS when present.
@@ -47,24 +54,30 @@ if isfile(joinpath(@__DIR__, "dispatch.jl"))
     include("dispatch.jl")
 end
 
-# Compiled into the package image, so that a site's first call, first new signature,
-# first error and first log record do not pay inference at run time.
-precompile(register!, (Site,))
-precompile(new_slots, (Int,))
-precompile(signature_slow!, (Site, Any, Int, Bool))
-precompile(nothrow_world, (Type,))
-precompile(nothrow, (Type,))
-precompile(_on_new_signature, (UInt32, Type))
-precompile(_fail, (Site, JagerSpan, Int64, Any, Any))
-precompile(start, ())
-precompile(attach_env!, ())
-precompile(stop, ())
-precompile(drain, ())
-precompile(symbolize!, ())
-precompile(print_timings, (Base.TTY,))
-precompile(print_timings, (Base.GenericIOBuffer{Array{UInt8,1}},))
-precompile(timing_tree, (String,))
-precompile(tree_rows!, (Vector{Vector{String}}, TimingNode, Int, Float64))
+# Few `precompile` directives: Julia 1.5 caches inferred code but no machine code, and the
+# directives for the slow paths (start, the dispatch sensor's drain, with the Base
+# specializations they pull in) were measured to cost more at every `using` (0.03 s → 0.20 s;
+# again in issue 9 item 10: +0.1–0.15 s per `using` to save 0.4–0.8 s of a gc,dispatch
+# stop) than they save. What keeps the first call cheap instead is that rare paths are
+# compiled only when they run (report_error in lib.jl, invokelatest in supply_run.jl).
+
+# The directives kept: the small helpers every @jäger expansion inlines (`_enter`, `_leave` and
+# what they call). Their inferred code is cached with the package, so a process's first
+# @jäger site does not infer them; they pull in no Base specializations, so `using` does
+# not pay for them (measured on 1.5: `using` unchanged within noise).
+if ccall(:jl_generating_output, Cint, ()) == 1
+    precompile(_enter, (Site,))
+    precompile(_enter, (Site, Any, Bool))
+    precompile(_leave, (JagerSpan, Int64))
+    precompile(count_signature!, (Site, Any, Bool))
+    precompile(signature_slow!, (Site, Any, Int, Bool))
+    precompile(note_task, ())
+    precompile(_on_new_signature, (UInt32, Type))
+    if isdefined(Jager, :DispatchSensor)
+        precompile(DispatchSensor.on_new_signature, (UInt32, Type))
+        precompile(DispatchSensor.new_signature, (UInt32, Type))
+    end
+end
 
 function __init__()
     ENABLED[] = false

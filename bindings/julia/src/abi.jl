@@ -46,11 +46,12 @@ const ATTR_I64 = UInt32(1)
 const ATTR_F64 = UInt32(2)
 const ATTR_STR = UInt32(3)
 const ATTR_BOOL = UInt32(4)
+const ATTR_STR_ID = UInt32(5)   # jager_string_intern()'s id in the value (core 1.1)
 
 "Number of buckets of `jager_site_stat.hist` (JAGER_HIST_BUCKETS)."
 const HIST_BUCKETS = 192
 
-"`jager_site_stat` (1616 bytes)."
+"`jager_site_stat` (1632 bytes; 1616 in 1.0, before `thinned` and `dropped`)."
 struct JagerSiteStat
     struct_size::UInt32
     site::UInt32
@@ -64,6 +65,8 @@ struct JagerSiteStat
     p90_ns::UInt64
     p99_ns::UInt64
     hist::NTuple{HIST_BUCKETS,UInt64}
+    thinned::UInt64
+    dropped::UInt64
 end
 
 "`jager_event` (32 bytes): one event as libjager's reader returns it."
@@ -76,7 +79,7 @@ struct JagerEvent
     end_ns::UInt64
 end
 
-"`jager_stat` (128 bytes): the core's counters."
+"`jager_stat` (160 bytes): the core's counters (docs/configuration.md, \"Accounting\")."
 struct JagerStat
     struct_size::UInt32
     threads::UInt32
@@ -88,6 +91,11 @@ struct JagerStat
     spans_total::UInt64
     span_cost_ns_x1000::UInt64
     ring_bytes::UInt64
+    events_pending::UInt64
+    drop_reports::UInt64
+    spans_cross_thread::UInt64
+    sinks::UInt32
+    reserved0::UInt32
 end
 
 "`jager_trace_context` (32 bytes): a W3C trace context."
@@ -127,7 +135,7 @@ const E_IO = Int32(-4)
 const STATUS_NAMES = Dict{Int32,String}(0 => "JAGER_OK", -1 => "JAGER_E_INVALID", -2 => "JAGER_E_NOMEM",
     -3 => "JAGER_E_STATE", -4 => "JAGER_E_IO", -5 => "JAGER_E_FORMAT", -6 => "JAGER_E_ABI",
     -7 => "JAGER_E_NOTFOUND", -8 => "JAGER_E_DISABLED", -9 => "JAGER_E_FULL", -10 => "JAGER_E_TRUNCATED",
-    -11 => "JAGER_E_CHECKSUM", -12 => "JAGER_E_UNSUPPORTED", -13 => "JAGER_E_PLUGIN")
+    -11 => "JAGER_E_CHECKSUM", -12 => "JAGER_E_UNSUPPORTED", -13 => "JAGER_E_PLUGIN", -14 => "JAGER_E_SUPPLY_CHAIN")
 
 """
     Jager.JagerError(status, message)

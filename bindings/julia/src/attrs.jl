@@ -9,6 +9,18 @@
 cstr(s::AbstractString) = (t = String(s); occursin('\0', t) ? replace(t, '\0' => "\\0") : t)
 cstr(s) = cstr(string(s))
 
+"""
+    Jager.InternedString(text)
+
+A string attribute value stored once in the recording's string table
+(`jager_string_intern`): events carry its 4-byte id instead of a copy of the text. For
+values that repeat over many events (the binding's `code.method`).
+"""
+struct InternedString
+    id::UInt32
+end
+InternedString(s::AbstractString) = InternedString(ccall((:jager_string_intern, LIB), UInt32, (Cstring,), cstr(s)))
+
 # `key` must stay valid during the C call: a String kept alive by the caller, or the name
 # of a Symbol (symbols are never freed).
 function attr_of(key::Ptr{UInt8}, @nospecialize(v), keep::Vector{String})
@@ -22,6 +34,8 @@ function attr_of(key::Ptr{UInt8}, @nospecialize(v), keep::Vector{String})
         return JagerAttr(key, ATTR_STR, 0, UInt64(UInt(pointer(s))))
     elseif v isa Bool
         return JagerAttr(key, ATTR_BOOL, 0, UInt64(v))
+    elseif v isa InternedString
+        return JagerAttr(key, ATTR_STR_ID, 0, UInt64(v.id))
     elseif v isa Integer && typemin(Int64) <= v <= typemax(Int64)
         return JagerAttr(key, ATTR_I64, 0, reinterpret(UInt64, Int64(v)))
     elseif v isa AbstractFloat

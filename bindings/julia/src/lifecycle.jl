@@ -39,22 +39,27 @@ when a preloaded libjager records.
 """
 isrecording() = ENABLED[]
 
+# `what`: the message logged when a hook throws.
 function run_hooks(hooks::Vector{Function}, what::String)
     for h in copy(hooks)
         try
             Base.invokelatest(h)
         catch e
-            @error "Jager: a $what hook failed" hook = h exception = (e, catch_backtrace())
+            report_error_latest(what, h, e, catch_backtrace())
         end
     end
 end
 
 const RING_MODES = Dict(:discard => 0, :overwrite => 1)
 
-# `sample` = :all | n::Integer (one in n) | (:interval, ns)
+# `sample` = :auto | (:auto, budget) | :all | n::Integer (one in n) | (:interval, ns)
 function set_sample!(cfg::JagerConfig, sample)
     if sample === :all
         cfg.sample_mode = 0
+    elseif sample === :auto || (sample isa Tuple{Symbol,Integer} && sample[1] === :auto && sample[2] >= 1)
+        cfg.sample_mode = 3 # JAGER_SAMPLE_AUTO: the core's default
+        cfg.sample_n = sample === :auto ? UInt32(1000) : UInt32(sample[2])
+        cfg.sample_interval_ns = UInt64(1_000_000)
     elseif sample isa Integer && sample >= 1
         cfg.sample_mode = 1
         cfg.sample_n = UInt32(sample)
@@ -62,20 +67,22 @@ function set_sample!(cfg::JagerConfig, sample)
         cfg.sample_mode = 2
         cfg.sample_interval_ns = UInt64(sample[2])
     else
-        throw(ArgumentError("Jager.start: sample must be :all, a positive integer n (one span in n) " *
-                            "or (:interval, nanoseconds); got $(repr(sample))"))
+        throw(ArgumentError("Jager.start: sample must be :auto, (:auto, budget), :all, a positive integer n " *
+                            "(one span in n) or (:interval, nanoseconds); got $(repr(sample))"))
     end
 end
 
 """
     Jager.start(; output, plugins, plugin_path, filter, ring_bytes, ring_mode, flush_interval_ms,
-                sample, max_threads, quiet, disable, bytes = true, env = true)
+                sample, max_threads, quiet, disable, bytes = true, tasks = true, gc = true, env = true)
 
 Start recording. The configuration starts from the core's defaults plus, when `env` is
 true, the `JAGER_*` environment variables (`JAGER_OUTPUT`, `JAGER_PLUGINS`, …); keyword
 arguments override them: `output` (path of the .jgr file, `"%p"` becomes the pid),
 `plugins` (`"gc,dispatch"` or a vector of names), `ring_mode` (`:discard`/`:overwrite`),
-`sample` (`:all`, `n`, or `(:interval, ns)`), `bytes` (record allocated bytes per span).
+`sample` (`:auto`, the core's default: a site past 1000 spans a millisecond on a thread is thinned, counted; `(:auto, budget)`, `:all`, `n`, or `(:interval, ns)`), `bytes` (record allocated bytes per span),
+`tasks` (record which Julia task emitted each span, log and mark, and parent spans per
+task), `gc` (the GC counters on log records and marks).
 Returns `true` when recording, `false` when the configuration disables recording
 (`JAGER_DISABLE=1`). Throws a [`JagerError`](@ref) if already recording, if libjager is
 missing or if the core refuses the configuration (with its message).
@@ -87,7 +94,7 @@ starts no second one (its keyword arguments are then not applied).
 function start(; output = nothing, plugins = nothing, plugin_path = nothing, filter = nothing,
                ring_bytes = nothing, ring_mode = nothing, flush_interval_ms = nothing,
                sample = nothing, max_threads = nothing, quiet = nothing, disable = nothing,
-               bytes::Bool = true, env::Bool = true)
+               bytes::Bool = true, tasks::Bool = true, gc::Bool = true, env::Bool = true)
     require_lib()
     ENABLED[] && SESSION.from_env && return true
     ENABLED[] && throw(JagerError(E_STATE, string("Jager.start: already recording",
@@ -122,6 +129,7 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
     disable === nothing || (cfg.disable = UInt32(disable))
     out = cfg.output == C_NULL ? nothing : unsafe_string(cfg.output)
     reset_signatures!()
+    supply_before_start() # JAGER_LOCK + JAGER_STRICT: throws SupplyChainError before anything records
     st = GC.@preserve keep cfg ccall((:jager_init, LIB), Int32, (Ref{JagerConfig},), cfg)
     st == E_DISABLED && return false
     st == OK || jager_throw(st, "Jager.start")
@@ -134,6 +142,11 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
         unlock(SITES_LOCK)
     end
     TRACK_BYTES[] = bytes
+    TRACK_TASKS[] = tasks
+    TRACK_GC[] = gc
+    method_config!()
+    reset_mark_bufs!()
+    reset_task_slots!()
     SESSION.external = false
     SESSION.from_env = false
     SESSION.start_ns = time_ns()
@@ -141,7 +154,9 @@ function start(; output = nothing, plugins = nothing, plugin_path = nothing, fil
     SESSION.output = out
     empty!(SESSION.stats)
     ENABLED[] = true
-    run_hooks(START_HOOKS, "start")
+    supply_after_start() # JAGER_LOCK, not strict: checked on a task of its own
+    note_task()   # the starting task's record now: its first span pays no task-switch compile
+    run_hooks(START_HOOKS, "Jager: a start hook failed")
     return true
 end
 
@@ -165,13 +180,19 @@ end
 # What only Julia can add before the core closes the file: the stop hooks' events, the
 # names of JIT frames, and the statistics print_timings() shows afterwards.
 function finish_julia_side!()
-    run_hooks(STOP_HOOKS, "stop")
+    supply_wait() # the JAGER_LOCK check's events go in before the file closes
+    run_hooks(STOP_HOOKS, "Jager: a stop hook failed")
     # Drain first: plugins (gc) intern their stacks at the drain, so the symbolizer sees them.
     ccall((:jager_flush, LIB), Int32, ())
     try
         symbolize!()
     catch e
-        @error "Jager: symbolizing stacks failed" exception = (e, catch_backtrace())
+        report_error_latest("Jager: symbolizing stacks failed", nothing, e, catch_backtrace())
+    end
+    try
+        Base.invokelatest(record_span_cost!)
+    catch e
+        report_error_latest("Jager: measuring the span cost failed", nothing, e, catch_backtrace())
     end
     snapshot_stats!()
 end
@@ -184,6 +205,9 @@ function attach_external!()
     SESSION.external = true
     SESSION.start_ns = time_ns()
     SESSION.stop_ns = 0
+    method_config!()
+    reset_mark_bufs!()
+    reset_task_slots!()
     ENABLED[] = true
     atexit() do
         ENABLED[] && SESSION.external && ccall((:jager_is_enabled, LIB), Cint, ()) == 1 && stop()
@@ -198,10 +222,12 @@ function attach_env!()
     available() && !ENABLED[] || return
     isempty(get(ENV, "JAGER_OUTPUT", "")) && isempty(get(ENV, "JAGER_PLUGINS", "")) && return
     ccall(:jl_generating_output, Cint, ()) == 0 || return
+    # Through invokelatest: `start` and what it calls are compiled only when the
+    # environment asks for a recording, not at every `using Jager`.
     started = try
-        start()
+        Base.invokelatest(start)::Bool
     catch e
-        @error "Jager: JAGER_OUTPUT/JAGER_PLUGINS is set but recording could not start" exception = e
+        report_error_latest("Jager: JAGER_OUTPUT/JAGER_PLUGINS is set but recording could not start", nothing, e, nothing)
         false
     end
     started || return
@@ -235,7 +261,7 @@ from a Julia task (the symbolizer runs Julia code). Returns `true` when flushed.
 """
 function drain()
     ENABLED[] || return false
-    run_hooks(FLUSH_HOOKS, "flush")
+    run_hooks(FLUSH_HOOKS, "Jager: a flush hook failed")
     # Drain before symbolizing (plugins intern stacks at the drain); the frames added are
     # written at the next drain or at stop.
     st = ccall((:jager_flush, LIB), Int32, ())

@@ -123,10 +123,13 @@ const KEY_LINENO = "code.lineno"
 
 function record_log(level::Logging.LogLevel, @nospecialize(message), @nospecialize(_module),
                     @nospecialize(filepath), @nospecialize(line), kwargs)
+    c = gc_counters()   # first: what the program had allocated when it logged
+    note_task()
     body = cstr(message isa String ? message : string(message))
     keep = String[]
-    attrs = Vector{JagerAttr}(undef, length(kwargs) + 3)
+    attrs = Vector{JagerAttr}(undef, length(kwargs) + 8)
     n = 0
+    TRACK_GC[] && (n = put_gc_attrs!(attrs, n, c))
     for (k, v) in kwargs
         k === :maxlog && continue
         attrs[n += 1] = attr_of(symbol_cstr(k), log_value(k, v), keep)
@@ -137,8 +140,13 @@ function record_log(level::Logging.LogLevel, @nospecialize(message), @nospeciali
         (attrs[n += 1] = attr_of(pointer(KEY_FILEPATH), filepath isa String ? filepath : string(filepath), keep))
     line === nothing ||
         (attrs[n += 1] = attr_of(pointer(KEY_LINENO), line isa Integer ? Int64(line) : string(line), keep))
+    # last: an interned string (kind 5), which a 1.0 reader stops at (docs/file-format.md)
+    if METHOD_LOGS[]
+        m = interned_method()
+        m === nothing || (attrs[n += 1] = attr_of(pointer(KEY_METHOD), m, keep))
+    end
     sev = Int32(severity(level))
-    GC.@preserve body keep attrs KEY_NAMESPACE KEY_FILEPATH KEY_LINENO begin
+    GC.@preserve body keep attrs KEY_NAMESPACE KEY_FILEPATH KEY_LINENO KEY_GC_BYTES KEY_GC_PAUSES KEY_GC_TIME KEY_GC_FULL KEY_METHOD begin
         ccall((:jager_log, LIB), Cvoid, (Cint, Ptr{UInt8}, Ptr{JagerAttr}, Csize_t), sev, pointer(body), attrs, n)
     end
     return nothing

@@ -121,6 +121,14 @@ Build the expansion of `@jäger [name] ex` (block = false) or `@jäger_block nam
 `source` and `mod` are the macro's `__source__` and `__module__`.
 """
 function span_expr(source::LineNumberNode, mod::Module, args::Tuple, block::Bool, macroname::String)
+    # a trailing `attrs = (k => v, …)` (or `attrs = :args`): span attributes
+    attrs = nothing
+    isattrs(a) = a isa Expr && a.head === :(=) && a.args[1] === :attrs
+    if length(args) >= 2 && any(isattrs, args[2:end])
+        i = 1 + findfirst(isattrs, args[2:end])
+        attrs = args[i].args[2]
+        args = (args[1:i-1]..., args[i+1:end]...)
+    end
     if block
         length(args) == 2 || throw(ArgumentError("$macroname needs a name and a block: $macroname \"name\" begin … end"))
         name, ex = literal_name(args[1], macroname), args[2]
@@ -143,11 +151,14 @@ function span_expr(source::LineNumberNode, mod::Module, args::Tuple, block::Bool
     file = source.file === nothing ? "" : String(source.file)
     site = Site(name, mod, file, source.line)
     if !block && method_def(ex)
+        attrs === nothing || throw(ArgumentError("$macroname: attrs = … is for calls and blocks, not method definitions"))
         out = method_expr(source, mod, site, ex)
     elseif !block && (plain_call(ex) || assigned_call(ex))
-        out = call_expr(source, site, ex)
+        out = call_expr(source, site, ex, attrs)
     else
-        out = region_expr(source, site, ex, leaves_early_expanded(mod, ex))
+        (attrs isa QuoteNode && attrs.value === :args) &&
+            throw(ArgumentError("$macroname: attrs = :args needs a call"))
+        out = region_expr(source, site, ex, leaves_early_expanded(mod, ex), attrs)
     end
     return esc(out)
 end
@@ -157,7 +168,7 @@ end
 # argument types are inferred, so comparing it with the last one is a pointer comparison.
 # A signature proved nothrow (nothrow.jl) runs the call without an exception handler;
 # any other runs it inside one that records the exception and rethrows it.
-function call_expr(source, site::Site, ex::Expr)
+function call_expr(source, site::Site, ex::Expr, attrs = nothing)
     lhs = nothing
     if ex.head === :(=)
         lhs, ex = ex.args[1], ex.args[2]
@@ -181,14 +192,18 @@ function call_expr(source, site::Site, ex::Expr)
     sig = Expr(:curly, GlobalRef(Core, :Tuple), :($typeof_($fv)), (:($typeof_($s)) for s in argsyms)...)
     val, v, sp, b0, sg, ung = gensym(:val), gensym(:v), gensym(:span), gensym(:bytes0), gensym(:sig), gensym(:unguarded)
     guarded = Expr(:trycatch, :($v = $call),
-                   Expr(:block, :($(g(:_fail))($site, $sp, $b0, $sg, $(Expr(:the_exception)))),
+                   Expr(:block, :($(g(:_fail_latest))($site, $sp, $b0, $sg, $(Expr(:the_exception)))),
                         :($(g(:rethrow))())))
     # Keyword arguments make the call another signature than `sig` (a kwcall), whose proof
     # we do not have: such sites always keep the handler.
     haskw = length(argsyms) != length(ex.args) - 1
+    if attrs isa QuoteNode && attrs.value === :args   # attrs = :args: every positional argument
+        attrs = Expr(:tuple, (:($("arg$i") => $s) for (i, s) in enumerate(argsyms))...)
+    end
     instrumented = Expr(:block,
         :(local $sg = $sig),
         :(local ($sp, $b0, $ung) = $(g(:_enter))($site, $sg, $(!haskw))),
+        attrs === nothing ? nothing : :($(g(:_set_attrs))($sp, $attrs)),
         :(local $v),
         haskw ? guarded : Expr(:if, ung, :($v = $call), guarded),
         :($(g(:_leave))($sp, $b0)),
@@ -214,12 +229,13 @@ end
 # region holds other sites, and a copy per enabled/disabled path would double the code at
 # every level of nesting — and the JIT time with it): whether the region records is read
 # once at its start, and the handler is always there (a region is coarse: ≈ 20 ns).
-function region_expr(source, site::Site, ex, early::Bool)
+function region_expr(source, site::Site, ex, early::Bool, attrs = nothing)
     val, sp, b0, done, on = gensym(:val), gensym(:span), gensym(:bytes0), gensym(:done), gensym(:on)
-    fail = Expr(:block, Expr(:&&, on, :($(g(:_fail))($site, $sp, $b0, nothing, $(Expr(:the_exception))))))
+    fail = Expr(:block, Expr(:&&, on, :($(g(:_fail_latest))($site, $sp, $b0, nothing, $(Expr(:the_exception))))))
     open_ = Expr(:block,
         :(local $on = $(g(:ENABLED))[]),
         :(local ($sp, $b0) = $on ? $(g(:_enter))($site) : ($(g(:INERT_SPAN)), $(Int64(-1)))),
+        attrs === nothing ? nothing : Expr(:&&, on, :($(g(:_set_attrs))($sp, $attrs))),
         :(local $val))
     if early
         # return/break/continue/@goto: close the span in a finally; _fail closes it on error.

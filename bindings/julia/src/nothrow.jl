@@ -21,7 +21,8 @@
 # counter, and a site's fast path compares the counter with the one its decision saw, so
 # a redefined callee is never run unguarded on a stale proof. (Swapping the inference
 # hook, as the dispatch sensor does, moves the counter too: sites then decide again, from
-# the cache.) The one case left open is another task on the same thread, running in an
+# the cache; it swaps it only at start and stop, never to pause.) The one case left open
+# is another task on the same thread, running in an
 # older world, reaching the same site and signature while the proof is current: if a
 # redefinition since that older world made the callee nothrow, that task's older,
 # throwing method would run unguarded. Its exception would still propagate unchanged;
@@ -266,7 +267,8 @@ function nothrow_world(@nospecialize(sig))
         ok = analysis_shell(sig, t)
         lock(() -> (NOTHROW_CACHE[sig] = (ok, t, proofs + 1)), NOTHROW_LOCK)
     end
-    # Read after the proof: pausing the sensor's compile capture moves the counter.
+    # Read after the proof (a definition during it would move the counter; pausing the
+    # sensor's capture no longer does, see pause_capture!).
     return ok ? world_now() : UInt(0)
 end
 

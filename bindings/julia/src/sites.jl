@@ -83,7 +83,7 @@ end
 # that tools can show it (key "julia.site.<id>.module").
 function describe_site(st::Site, id::UInt32)
     ccall((:jager_metadata_set, LIB), Int32, (Cstring, Cstring),
-          string("julia.site.", id, ".module"), string(st.mod))
+          "julia.site." * string(id) * ".module", string(st.mod))
     return
 end
 
@@ -131,7 +131,7 @@ function _on_new_signature(site::UInt32, @nospecialize(sig::Type))
             Base.invokelatest(h, site, sig)
             i += 1
         catch e
-            @error "Jager: a new-signature hook failed and was removed" hook = h exception = (e, catch_backtrace())
+            report_error_latest("Jager: a new-signature hook failed and was removed", h, e, catch_backtrace())
             deleteat!(NEW_SIGNATURE_HOOKS, i)
         end
     end
@@ -151,7 +151,7 @@ end
             now = world_now()
             slot.fast == now && return true      # proved nothrow in this world
             slot.world == now && return false    # decided in this world: keep the handler
-            return decide_nothrow!(st, slot, sig, unguarded_ok)
+            return decide_nothrow_latest(st, slot, sig, unguarded_ok)
         end
     end
     return signature_slow!(st, sig, tid, unguarded_ok)
@@ -185,6 +185,11 @@ function decide_nothrow_unpaused!(st::Site, slot::SigSlot, @nospecialize(sig), u
     end
     return ok
 end
+
+# A signature's first call never decides (see signature_slow!): compiling the decision
+# (and the proof) waits for the second call instead of the site's first compile.
+@noinline decide_nothrow_latest(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool) =
+    Base.invokelatest(decide_nothrow!, st, slot, sig, unguarded_ok)::Bool
 
 # Limit on the signatures of one site whose nothrow proof is attempted: a site that sees
 # many (Val{N} loops) keeps its handler rather than pay inference for each.
@@ -221,8 +226,8 @@ function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguar
     isnew = false
     lock(SITES_LOCK)
     try
-        if tid > length(st.slots) # a thread the site was not sized for (foreign/adopted)
-            append!(st.slots, new_slots(tid - length(st.slots)))
+        while tid > length(st.slots) # a thread the site was not sized for (foreign/adopted)
+            push!(st.slots, SigSlot())
         end
         slot = st.slots[tid]
         idx = 0
@@ -237,10 +242,8 @@ function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguar
             idx = length(st.sigs)
             isnew = true
         end
-        n = length(slot.counts)
-        if n < idx
-            resize!(slot.counts, idx)
-            fill!(view(slot.counts, n+1:idx), 0)
+        while length(slot.counts) < idx   # plain pushes: fill!(view) compiles SubArray code
+            push!(slot.counts, 0)
         end
         slot.idx > 0 && (slot.counts[slot.idx] += slot.run)
         slot.counts[idx] += 1
@@ -258,7 +261,7 @@ function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguar
     # take that inference out of the compile events the dispatch sensor records), and the
     # site must have been timed (site_is_short) before a proof is worth trying.
     isnew && return false
-    return decide_nothrow!(st, st.slots[tid], sig, unguarded_ok)
+    return decide_nothrow_latest(st, st.slots[tid], sig, unguarded_ok)
 end
 
 """
@@ -274,7 +277,11 @@ signature_counts(st::Site) = merge_counts([st])
 function sites_with_id(id::Integer)
     lock(SITES_LOCK)
     try
-        return [st for st in SITES if st.id == id]
+        out = Site[]   # plain loops here and below: a filtered comprehension and findfirst
+        for st in SITES  # with a closure cost 0.18 s of inference at the dispatch sensor's first drain
+            st.id == id && push!(out, st)
+        end
+        return out
     finally
         unlock(SITES_LOCK)
     end
@@ -290,8 +297,11 @@ function merge_counts(sts::Vector{Site})
                 i <= length(slot.counts) && (n += slot.counts[i])
                 i == slot.idx && (n += slot.run)
             end
-            j = findfirst(p -> p.first === sig, out)
-            if j === nothing
+            j = 0
+            for k in 1:length(out)
+                out[k].first === sig && (j = k; break)
+            end
+            if j == 0
                 push!(out, sig => n)
             else
                 out[j] = sig => out[j].second + n
@@ -331,8 +341,10 @@ end
 "Open a span at `st`; returns the span and the byte counter at its start (-1: not tracked)."
 @inline function _enter(st::Site)
     id = site_id(st)
+    note_task()
     b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
     sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
+    METHOD_SPANS[] && span_method_latest(sp)
     return sp, b0
 end
 
@@ -344,13 +356,16 @@ whether the call may run without an exception handler (proved nothrow, see nothr
 @inline function _enter(st::Site, @nospecialize(sig), unguarded_ok::Bool)
     id = site_id(st)
     unguarded = id != 0 && count_signature!(st, sig, unguarded_ok)
+    note_task()
     b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
     sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
+    METHOD_SPANS[] && span_method_latest(sp)
     return sp, b0, unguarded
 end
 
 "Close a span opened by `_enter`."
 @inline function _leave(sp::JagerSpan, b0::Int64)
+    note_task()   # another task may have run on this thread since the span began
     if b0 >= 0
         b = gc_total_bytes() - b0
         ccall((:jager_span_end_bytes, LIB), Cvoid, (JagerSpan, UInt64), sp, UInt64(max(b, 0)))
@@ -389,6 +404,10 @@ function _fail_unpaused(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), 
                                  "code.function" => st.name, "code.namespace" => string(st.mod),
                                  "code.filepath" => st.file, "code.lineno" => st.line]
         isempty(sigstr) || push!(attrs, "code.signature" => sigstr)
+        if METHOD_LOGS[]   # where it was thrown: the innermost method of the exception's backtrace
+            m = interned_method(catch_backtrace())
+            m === nothing || push!(attrs, KEY_METHOD => m)
+        end
         with_attrs(attrs) do a, n
             ccall((:jager_span_set_attrs, LIB), Cvoid, (JagerSpan, Ptr{JagerAttr}, Csize_t), sp, a, n)
         end
@@ -400,6 +419,11 @@ function _fail_unpaused(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), 
     _leave(sp, b0)
     return nothing
 end
+
+# What the expansions call in their handler: `_fail` builds strings and attributes, code
+# generated only when a span first records an exception (see report_error in lib.jl).
+@noinline _fail_latest(st::Site, sp::JagerSpan, b0::Int64, @nospecialize(sig), @nospecialize(exc)) =
+    (Base.invokelatest(_fail, st, sp, b0, sig, exc); nothing)
 
 """
     Jager.sites() -> Vector of (id, name, mod, file, line)

@@ -1,11 +1,13 @@
 # summary.jl — Jager.print_timings: a nested, TimerOutputs-style table of the recording.
 #
-# The tree is the recording's call paths: each span of the .jgr file (read back through
-# libjager's reader) goes under its parent span's path, so a site called from two places
-# has two rows, and two sites with the same name are told apart by their location
-# (file:line). Without a file (no `output`) the table is flat, from the core's exact
-# per-site aggregates. When the core dropped events the tree lacks them: the table says
-# how many, and the flat per-site aggregates stay exact.
+# The tree is the recording's call paths: a site called from two places has two rows, and
+# two sites with the same name are told apart by their location (file:line). Calls, total
+# time and bytes of each path are the core's exact per-call-path aggregates, written into
+# the .jgr file (PATHS blocks, format 1.1) and read back through libjager's reader: they
+# count every span, whatever the ring dropped or JAGER_SAMPLE thinned. Span errors per path
+# come from the file's events. A file without paths (older core) gives the tree of its span
+# events instead, which lacks dropped spans (the table then says so). Without a file (no
+# `output`) the table is flat, from the core's exact per-site aggregates.
 
 function fmt_time(ns::Real)
     ns < 1e3 && return @sprintf("%.0fns", ns)
@@ -89,6 +91,77 @@ end
 
 const SpanTable = Dict{Tuple{UInt32,UInt32},Tuple{UInt32,UInt32,UInt64,UInt64}}
 
+"Mirror of jager_path_stat (jager_reader.h, format 1.1): one call path of one thread."
+struct JagerPathStat
+    struct_size::UInt32
+    thread::UInt32
+    parent::UInt32      # index of the enclosing path, or typemax(UInt32) at the top level
+    site::UInt32        # 0: the thread's overflow bucket
+    calls::UInt64
+    total_ns::UInt64
+    self_ns::UInt64
+    bytes::UInt64
+end
+
+# The exact call paths of the file at `path` (the last PATHS set), or nothing when it has none.
+function read_paths(path::AbstractString)
+    rp = Ref{Ptr{Cvoid}}(C_NULL)
+    ccall((:jager_reader_open, LIB), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp) == OK || return nothing
+    r = rp[]
+    try
+        # PATHS blocks follow the events they cover: one pass over the tables finds the last set.
+        ccall((:jager_reader_load_tables, LIB), Int32, (Ptr{Cvoid},), r)
+        n = ccall((:jager_reader_path_count, LIB), Csize_t, (Ptr{Cvoid},), r)
+        n == 0 && return nothing
+        out = Vector{JagerPathStat}(undef, n)
+        for i in 1:n
+            ps = Ref(JagerPathStat(UInt32(sizeof(JagerPathStat)), 0, 0, 0, 0, 0, 0, 0))
+            ccall((:jager_reader_path, LIB), Int32, (Ptr{Cvoid}, Csize_t, Ref{JagerPathStat}), r, i - 1, ps) == OK ||
+                return nothing
+            out[i] = ps[]
+        end
+        return out
+    finally
+        ccall((:jager_reader_close, LIB), Cvoid, (Ptr{Cvoid},), r)
+    end
+end
+
+# The tree from exact paths; threads merge by path. Errors come from the event tree `ev`.
+function paths_tree(paths::Vector{JagerPathStat}, sites, ev::TimingNode)
+    root = TimingNode(UInt32(0), "", "")
+    nodes = Vector{TimingNode}(undef, length(paths))
+    for (i, p) in enumerate(paths)
+        up = p.parent == typemax(UInt32) || p.parent >= i - 1 ? root : nodes[p.parent+1]
+        n = p.site == 0 ? child!(up, typemax(UInt32), Dict(typemax(UInt32) => ("(other paths)", ""))) :
+            child!(up, p.site, sites)
+        n.calls += Int(p.calls)
+        n.total_ns += p.total_ns
+        n.bytes += p.bytes
+        nodes[i] = n
+    end
+    copy_errors!(root, ev)
+    return prune!(root)
+end
+
+# A span still open at the end has a path with no call but children: keep it, drop empty leaves.
+function prune!(n::TimingNode)
+    foreach(prune!, n.children)
+    filter!(c -> c.calls > 0 || !isempty(c.children), n.children)
+    return n
+end
+
+function copy_errors!(dst::TimingNode, src::TimingNode)
+    for c in src.children
+        d = nothing
+        for x in dst.children
+            x.site == c.site && (d = x; break)
+        end
+        d === nothing && continue
+        d.errors = c.errors
+        copy_errors!(d, c)
+    end
+end
+
 # The tree node of span `key` (thread, span id): its site under its parent span's node.
 function node_of!(memo::Dict{Tuple{UInt32,UInt32},TimingNode}, root::TimingNode, spans::SpanTable,
                   sites::Dict{UInt32,Tuple{String,String}}, key::Tuple{UInt32,UInt32})
@@ -103,16 +176,54 @@ function node_of!(memo::Dict{Tuple{UInt32,UInt32},TimingNode}, root::TimingNode,
 end
 
 """
-    Jager.timing_tree(path) -> TimingNode
+    Jager.timing_tree(path; exact = true) -> TimingNode
 
 The call-path tree of the recording at `path`: the root's children are the outermost
-sites, each node's `calls`, `total_ns`, `bytes` and `errors` are summed over the spans
-of that path. `nothing` when the file cannot be read.
+sites. Each node's `calls`, `total_ns` and `bytes` are the core's exact aggregates of that
+path (the file's PATHS blocks: every span, dropped or sampled out or not), `errors` the
+span errors recorded on it. With `exact = false`, or for a file without paths, the numbers
+are summed over the file's span events instead. `nothing` when the file cannot be read.
 """
-function timing_tree(path::AbstractString)
+function timing_tree(path::AbstractString; exact::Bool = true)
     got = read_spans(path)
     got === nothing && return nothing
     spans, errors, sites = got
+    ev = events_tree(spans, errors, sites)
+    paths = exact ? read_paths(path) : nothing
+    return paths === nothing ? ev : paths_tree(paths, sites, ev)
+end
+
+"""
+    Jager.timing_run_ns(path) -> Int
+
+The run length of the cleanly closed recording at `path` as every tool reads it: from
+`jager_init()` (the file's clock.start_ns) to the END block's time, in ns; 0 when the file
+has no END block (still recording, or cut).
+"""
+function timing_run_ns(path::AbstractString)
+    rp = Ref{Ptr{Cvoid}}(C_NULL)
+    ccall((:jager_reader_open, LIB), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp) == OK || return 0
+    r = rp[]
+    try
+        ccall((:jager_reader_load_tables, LIB), Int32, (Ptr{Cvoid},), r)
+        info = zeros(UInt8, 80) # jager_reader_info 1.0: clean_end at 40, start_ns at 56, end_ns at 72
+        unsafe_store!(Ptr{UInt32}(pointer(info)), UInt32(80))
+        GC.@preserve info begin
+            ccall((:jager_reader_get_info, LIB), Int32, (Ptr{Cvoid}, Ptr{UInt8}), r, info) == OK || return 0
+            p = pointer(info)
+            clean = unsafe_load(Ptr{UInt32}(p + 40))
+            t0, t1 = unsafe_load(Ptr{UInt64}(p + 56)), unsafe_load(Ptr{UInt64}(p + 72))
+            return clean == 1 && t1 > t0 ? Int(t1 - t0) : 0
+        end
+    finally
+        ccall((:jager_reader_close, LIB), Cvoid, (Ptr{Cvoid},), r)
+    end
+end
+
+"1 when `path` holds the core's exact call paths (format 1.1), so its tree lacks nothing."
+has_exact_paths(path::AbstractString) = read_paths(path) !== nothing
+
+function events_tree(spans::SpanTable, errors, sites)
     root = TimingNode(UInt32(0), "", "")
     memo = Dict{Tuple{UInt32,UInt32},TimingNode}()
     for (key, (_, _, ns, bytes)) in spans
@@ -164,9 +275,13 @@ function print_timings(io::IO = stdout; sortby::Symbol = :total)
           sortby === :name ? (n -> n.name) : (n -> -Float64(n.total_ns))
     tree = nothing
     path = SESSION.output
+    exact = false
     if path !== nothing && isfile(path)
         ENABLED[] && ccall((:jager_flush, LIB), Int32, ())
         tree = timing_tree(path)
+        exact = tree !== nothing && has_exact_paths(path)
+        # After the recording: its length as the file (and `jager summary`) says.
+        ENABLED[] || (file_ns = timing_run_ns(path)) == 0 || (wall = Float64(file_ns))
     end
     if tree === nothing # no file: a flat table from the per-site aggregates
         tree = TimingNode(UInt32(0), "", "")
@@ -190,6 +305,7 @@ function print_timings(io::IO = stdout; sortby::Symbol = :total)
     println(io, rule)
     foreach(line, table)
     println(io, rule)
-    dropped > 0 && println(io, " ", dropped, " events dropped: the tree lacks them (Jager.site_stats is exact)")
+    dropped > 0 && !exact && println(io, " ", dropped, " events dropped: the tree lacks them (Jager.site_stats is exact)")
+    dropped > 0 && exact && println(io, " ", dropped, " events dropped; the tree is exact (the core's per-path counts)")
     return nothing
 end

@@ -6,8 +6,8 @@ const ABI_LP64 = """
 jager_config 80 struct_size:0 disable:4 output:8 plugins:16 plugin_path:24 filter:32 ring_bytes:40 ring_mode:48 flush_interval_ms:52 sample_mode:56 sample_n:60 sample_interval_ns:64 max_threads:72 quiet:76
 jager_span 16 start_ns:0 site:8 id:12
 jager_attr 24 key:0 kind:8 reserved:12 value:16
-jager_site_stat 1616 struct_size:0 site:4 calls:8 total_ns:16 min_ns:24 max_ns:32 bytes:40 errors:48 p50_ns:56 p90_ns:64 p99_ns:72 hist:80
-jager_stat 128 struct_size:0 threads:4 events_emitted:8 events_recorded:16 events_dropped:24 dropped:32 events_written:96 spans_total:104 span_cost_ns_x1000:112 ring_bytes:120
+jager_site_stat 1632 struct_size:0 site:4 calls:8 total_ns:16 min_ns:24 max_ns:32 bytes:40 errors:48 p50_ns:56 p90_ns:64 p99_ns:72 hist:80 thinned:1616 dropped:1624
+jager_stat 160 struct_size:0 threads:4 events_emitted:8 events_recorded:16 events_dropped:24 dropped:32 events_written:96 spans_total:104 span_cost_ns_x1000:112 ring_bytes:120 events_pending:128 drop_reports:136 spans_cross_thread:144 sinks:152 reserved0:156
 jager_trace_context 32 trace_id:0 span_id:16 flags:24 version:25 reserved:26
 jager_event 32 rec:0 thread:8 type:12 reserved:14 time_ns:16 end_ns:24
 jager_attr_view 48 key:0 key_len:8 kind:12 i64:16 f64:24 str:32 str_len:40
@@ -68,5 +68,5 @@ end
     end
     @test ref["jager_reader_info"][1] == JgrReader.INFO_SIZE
     @test ref["jager_reader_info"][2][:clean_end] == JgrReader.INFO_CLEAN_END
-    @test Jager.HIST_BUCKETS == (ref["jager_site_stat"][1] - ref["jager_site_stat"][2][:hist]) ÷ 8
+    @test Jager.HIST_BUCKETS == (ref["jager_site_stat"][2][:thinned] - ref["jager_site_stat"][2][:hist]) ÷ 8
 end

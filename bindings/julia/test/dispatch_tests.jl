@@ -27,6 +27,12 @@ end
 module NestEx
 include(joinpath(Main.REPO, "examples", "julia", "nested_sites.jl"))
 end
+module ErrEx
+include(joinpath(Main.REPO, "examples", "julia", "error_path.jl"))
+end
+module VinEx
+include(joinpath(Main.REPO, "examples", "julia", "val_inside.jl"))
+end
 
 # The plugin folder of the build libjager came from (build/lib → build/plugins).
 function dispatch_plugin_dir()
@@ -46,6 +52,7 @@ function dispatch_recorded(f, name::AbstractString)
 end
 
 thread_kernel(x) = x + 1
+sum_all(x) = sum(x)
 thread_val(::Val{N}) where {N} = N + 1
 
 finals(evs, type) = [e for e in of_type(evs, type) if get(e.fields, "final", false) === true]
@@ -234,6 +241,35 @@ unstable_for(evs, name) = [e for e in of_type(evs, "dispatch.instability") if oc
         @test Jager.own_signature_text("Tuple{typeof(Base.lock), Jager.var\"#15#17\"{DataType}, Base.ReentrantLock}")
         @test !Jager.own_signature_text("Tuple{typeof(Main.MyJager.f), Int64}")
         @test !Jager.own_signature_text("Tuple{typeof(Main.NestEx.phase), Array{Float64,1}}")
+    end
+
+    @testset "error paths and library callees are not the program's" begin
+        # The only dynamic calls are in messages built behind a throw (print_to_string's
+        # `print(::IO, ::Any)`) — before, both were "runtime dispatch … at io.jl:135".
+        @test Jager.stability(ErrEx.checked_dot, Tuple{Vector{Float64},Vector{Float64}}).flags == 0
+        @test Jager.stability(ErrEx.solve_spd, Tuple{Matrix{Float64},Vector{Float64}}).flags == 0
+        ci = Jager.typed_ir(Tuple{typeof(ErrEx.checked_dot),Vector{Float64},Vector{Float64}})[1]
+        errs = Jager.DispatchSensor.error_paths(ci)
+        @test 0 < count(errs) < length(ci.code)
+        @test any(i -> errs[i] && ci.code[i] isa Expr && ci.code[i].head === :invoke, 1:length(ci.code))
+        # The program's abstract types handed to Base stay the program's problem.
+        @test Jager.DispatchSensor.caused_by_program(Tuple{typeof(sum),Vector{Real}})
+        @test !Jager.DispatchSensor.caused_by_program(Tuple{typeof(sum),Vector{Float64}})
+        @test Jager.DispatchSensor.unstable(Jager.stability(sum_all, Tuple{Vector{Real}}))
+        @test !Jager.DispatchSensor.unstable(Jager.stability(sum_all, Tuple{Vector{Float64}}))
+        @test Jager.DispatchSensor.library_method(first(methods(Base.print_to_string)))
+        @test !Jager.DispatchSensor.library_method(first(methods(ErrEx.checked_dot)))
+    end
+
+    @testset "census: every method of the program's modules" begin
+        # vk is called inside the region only (no site, no watch): counted all the same.
+        evs, rec = dispatch_recorded(() -> VinEx.main(), "dispatch_val_inside")
+        specs = [e for e in of_type(evs, "dispatch.specializations") if startswith(e.fields["method"], "vk(")]
+        @test !isempty(specs)
+        @test maximum(e.fields["count"] for e in specs) >= 200
+        @test all(e -> endswith(e.fields["file"], "val_inside.jl"), specs)
+        @test !any(e -> occursin("Jager", e.fields["method"]) || occursin(" in Base", e.fields["method"]),
+                   of_type(evs, "dispatch.specializations"))
     end
 
     @testset "inactive without the dispatch plugin" begin

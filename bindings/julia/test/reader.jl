@@ -44,6 +44,7 @@ const REC_SPAN_ERROR = (time_ns = 8, span_id = 16, msg_len = 20, size = 24)
 const INFO_SIZE, INFO_CLEAN_END = 80, 40
 
 const EV_SPAN, EV_LOG, EV_DIAG, EV_SPAN_ATTR, EV_SPAN_ERROR = 1, 2, 6, 7, 8
+const EV_MARK, EV_TASK = 4, 10
 const FIRST_PLUGIN_TYPE = 256
 # jager_field_kind values decoded (others stay raw UInt64: U64, times, durations, bytes,
 # stack and site ids)
@@ -54,7 +55,8 @@ const PluginEvent = NamedTuple{(:type, :time_ns, :thread, :fields),Tuple{String,
 
 ld(::Type{T}, p::Ptr{UInt8}, off::Integer) where {T} = unsafe_load(Ptr{T}(p + off))
 
-function decode_attrs(cur::Ptr{UInt8}, stop::Ptr{UInt8})
+# An interned string (kind 5, JAGER_ATTR_STR_ID) is read as its text from r's string table.
+function decode_attrs(cur::Ptr{UInt8}, stop::Ptr{UInt8}, r::Ptr{Cvoid})
     out = Dict{String,Any}()
     c = Ref(cur)
     v = Ref{AttrView}()
@@ -65,9 +67,18 @@ function decode_attrs(cur::Ptr{UInt8}, stop::Ptr{UInt8})
         a = v[]
         key = unsafe_string(a.key, a.key_len)
         out[key] = a.kind == 1 ? a.i64 : a.kind == 2 ? a.f64 : a.kind == 4 ? (a.i64 != 0) :
-                   unsafe_string(a.str, a.str_len)
+                   a.kind == 5 ? interned_text(r, a.i64, key) : unsafe_string(a.str, a.str_len)
     end
     return out
+end
+
+# Every interned string id decoded, by attribute key (the tests check that a repeated value
+# is one string-table entry).
+const INTERNED = Dict{String,Set{Int64}}()
+function interned_text(r::Ptr{Cvoid}, id::Int64, key::String = "")
+    push!(get!(Set{Int64}, INTERNED, key), id)
+    p = ccall((:jager_reader_string, LIB), Cstring, (Ptr{Cvoid}, UInt32), r, UInt32(id))
+    return p == C_NULL ? (string_id = id,) : unsafe_string(p)
 end
 
 reader_error(r) = unsafe_string(ccall((:jager_reader_error, LIB), Cstring, (Ptr{Cvoid},), r))
@@ -135,6 +146,7 @@ function read(path::AbstractString; ips = UInt64[])
         schema = Dict{UInt16,Tuple{String,Vector{Tuple{String,UInt32}}}}()
         stackids = Set{UInt64}()
         ev = Ref{Event}()
+        task = Dict{UInt32,UInt64}()   # thread → its current task (task records)
         while true
             rc = ccall((:jager_reader_next, LIB), Cint, (Ptr{Cvoid}, Ref{Event}), r, ev)
             rc == 0 && break
@@ -146,7 +158,7 @@ function read(path::AbstractString; ips = UInt64[])
             stop = p + 8 * Int(words)
             if e.type == EV_SPAN
                 o = REC_SPAN
-                push!(events, (kind = :span, thread = e.thread, site = aux, start_ns = ld(UInt64, p, o.start_ns),
+                push!(events, (kind = :span, thread = e.thread, task = get(task, e.thread, UInt64(0)), site = aux, start_ns = ld(UInt64, p, o.start_ns),
                                end_ns = ld(UInt64, p, o.end_ns), span_id = ld(UInt32, p, o.span_id),
                                parent_id = ld(UInt32, p, o.parent_id), bytes = ld(UInt64, p, o.bytes)))
             elseif e.type == EV_LOG
@@ -157,16 +169,24 @@ function read(path::AbstractString; ips = UInt64[])
                            p, body, blen, a0, a1)
                 st == 0 || error("jager_log_body failed")
                 o = REC_LOG
-                push!(events, (kind = :log, thread = e.thread, time_ns = e.time_ns,
+                push!(events, (kind = :log, thread = e.thread, task = get(task, e.thread, UInt64(0)), time_ns = e.time_ns,
                                severity = Int(aux & 0xff), truncated = (aux & 0x100) != 0,
                                span_id = ld(UInt32, p, o.span_id), site = ld(UInt32, p, o.site),
                                trace_id = [ld(UInt8, p, o.trace_id + i) for i in 0:15],
                                ctx_span_id = [ld(UInt8, p, o.ctx_span_id + i) for i in 0:7],
-                               body = unsafe_string(body[], blen[]), attrs = decode_attrs(a0[], a1[])))
+                               body = unsafe_string(body[], blen[]), attrs = decode_attrs(a0[], a1[], r)))
+            elseif e.type == EV_TASK
+                task[e.thread] = ld(UInt64, p, 16)
+                push!(events, (kind = :task, thread = e.thread, task = ld(UInt64, p, 16)))
+            elseif e.type == EV_MARK
+                nm = ccall((:jager_reader_string, LIB), Cstring, (Ptr{Cvoid}, UInt32), r, aux)
+                push!(events, (kind = :mark, thread = e.thread, task = get(task, e.thread, UInt64(0)),
+                               time_ns = e.time_ns, name = nm == C_NULL ? "" : unsafe_string(nm),
+                               attrs = 8 * Int(words) >= 24 ? decode_attrs(p + 24, stop, r) : Dict{String,Any}()))
             elseif e.type == EV_SPAN_ATTR
                 push!(events, (kind = :span_attr, thread = e.thread, site = aux,
                                span_id = ld(UInt32, p, REC_SPAN_ATTR.span_id),
-                               attrs = decode_attrs(p + REC_SPAN_ATTR.size, stop)))
+                               attrs = decode_attrs(p + REC_SPAN_ATTR.size, stop, r)))
             elseif e.type == EV_SPAN_ERROR
                 o = REC_SPAN_ERROR
                 len = ld(UInt32, p, o.msg_len)

@@ -6,6 +6,7 @@
 using Test
 using Logging
 using Jager
+using Random
 
 include("reader.jl")
 using .JgrReader: site_id, site_ids, spans, logs
@@ -14,13 +15,24 @@ const TMP = mktempdir()
 const PKGDIR = dirname(@__DIR__)
 
 "Record `f()` into a fresh file named after `name` and return what the file holds."
+# Every span an event unless a test asks otherwise (`sample = …`): the tests count events
+# exactly, and the core's default (`:auto`) thins a site past 1000 spans a millisecond.
 function recorded(f, name::AbstractString; ips = () -> UInt64[], kwargs...)
     path = joinpath(TMP, name * ".jgr")
-    Jager.record(f; output = path, env = false, quiet = true, kwargs...)
+    kw = merge((sample = :all,), kwargs)
+    Jager.record(f; output = path, env = false, quiet = true, kw...)
     return JgrReader.read(path; ips = ips())
 end
 
 Jager.available() || error("libjager is not loaded: ", Jager.LIBSTATE.detail)
+
+if ARGS == ["eventctx"]        # only the event-context tests (quick runs while developing)
+    using Random
+    @testset "Jager eventctx" begin
+        include("eventctx_tests.jl")
+    end
+    exit()
+end
 
 if ARGS == ["dispatch"]        # the dispatch sensor's tests (ctest julia_dispatch)
     @testset "Jager dispatch" begin
@@ -46,5 +58,7 @@ end
     include("hook_tests.jl")
     include("missing_lib_tests.jl")
     include("external_tests.jl")
+    include("selfcost_tests.jl")
+    include("eventctx_tests.jl")
 end
 # dispatch_tests.jl (`runtests.jl dispatch`) and gc_tests.jl run as their own ctests.

@@ -22,3 +22,27 @@ threaded_site(w) = @jäger weigh(w, 2.0)
     @test rec.stats[site].calls == n
     @test length(unique(s.thread for s in ss)) == min(Threads.nthreads(), 2)
 end
+
+# The core's default (`sample = :auto`): a tight loop of spans is thinned on purpose and
+# counted, every call still in the aggregates; `:all` records every span.
+@noinline tight(x) = x + 1
+tight_site(x) = @jäger tight(x)
+@testset "sample = :auto thins a tight loop" begin
+    tight_site(1)
+    n = 200_000
+    local st, site
+    rec = recorded("auto"; sample = :auto) do
+        s = 0
+        for i in 1:n
+            s += tight_site(i)
+        end
+        site = only([x for x in Jager.sites() if x.name == "tight"]).id
+        st = Jager.site_stats(site)
+    end
+    ss = spans(rec, site)
+    @test st.calls == n
+    @test st.thinned > 0
+    @test length(ss) + st.thinned + st.dropped == n  # recorded + thinned + dropped == calls
+    @test rec.stats[site].calls == n
+    @test_throws ArgumentError Jager.start(sample = (:auto, 0))
+end

@@ -35,8 +35,11 @@ static int events_check(jager_reader *r, uint64_t *nevents_out)
     if (r->blk_len < JG_BLOCK_HEADER_BYTES + JG_EVENTS_HEADER_BYTES)
         return jg_rd_fail(r, JAGER_E_FORMAT, "EVENTS block of %zu bytes is shorter than its header", r->blk_len);
     const uint8_t *b = r->blk + JG_BLOCK_HEADER_BYTES;
-    uint32_t thread = jg_rd32(b);
+    uint32_t thread = jg_rd32(b), enc = jg_rd32(b + 4);
     uint64_t nevents = jg_rd64(b + 8);
+    /* Packed spans only where the preamble announced them (a 1.0 file's word is 0). */
+    if (enc != JG_EVENTS_ENC_RAW && !(enc == JG_EVENTS_ENC_PACKED_SPANS && r->packed_spans))
+        return jg_rd_fail(r, JAGER_E_FORMAT, "EVENTS block: unknown encoding %u", enc);
     const uint8_t *p = b + JG_EVENTS_HEADER_BYTES, *end = r->blk + r->blk_len;
     uint64_t count = 0;
     while (p < end) {
@@ -82,6 +85,10 @@ static int events_check(jager_reader *r, uint64_t *nevents_out)
     if (count != nevents)
         return jg_rd_fail(r, JAGER_E_FORMAT, "EVENTS block declares %llu events but holds %llu", (unsigned long long)nevents,
                     (unsigned long long)count);
+    if (enc == JG_EVENTS_ENC_PACKED_SPANS) { /* every size is checked above: unpack in place, once */
+        jg_span_pack(r->blk + JG_BLOCK_HEADER_BYTES + JG_EVENTS_HEADER_BYTES, r->blk + r->blk_len, 1);
+        jg_wr32(r->blk + JG_BLOCK_HEADER_BYTES + 4, JG_EVENTS_ENC_RAW);
+    }
     r->ev = b + JG_EVENTS_HEADER_BYTES;
     r->ev_end = end;
     r->ev_thread = thread;
@@ -197,8 +204,9 @@ static jager_status read_preamble(jager_reader *r)
     if (r->fmt_major != JAGER_FORMAT_MAJOR)
         return jg_rd_fail(r, JAGER_E_FORMAT, "format version %u.%u; this library reads %u.x", r->fmt_major, r->fmt_minor,
                     JAGER_FORMAT_MAJOR);
-    if (flags & JG_FILE_FLAGS_INCOMPAT_MASK)
+    if (flags & JG_FILE_FLAGS_INCOMPAT_MASK & ~JG_FILE_FLAGS_KNOWN_INCOMPAT)
         return jg_rd_fail(r, JAGER_E_FORMAT, "preamble flags 0x%08x need a newer reader", flags);
+    r->packed_spans = (flags & JG_FILE_FLAG_PACKED_SPANS) != 0;
     r->first_pos = 8 + (uint64_t)size;
     rewind_state(r);
     return JAGER_OK;
@@ -290,10 +298,14 @@ void jager_reader_close(jager_reader *r)
     free(r->stacks.data);
     free(r->symbols.data);
     jg_idmap_free(&r->sym_map);
+    jg_idmap_free(&r->sym_depth_map);
+    jg_idmap_free(&r->meta_map);
     free(r->types);
     free(r->tfast);
     jg_rd_stats_free(&r->stats);
     jg_rd_stats_free(&r->staging);
+    jg_rd_paths_free(&r->paths);
+    jg_rd_paths_free(&r->paths_staging);
     free(r);
 }
 
@@ -323,7 +335,7 @@ int jager_reader_next(jager_reader *r, jager_event *ev)
         ev->end_ns = w[2];
         break;
     case JAGER_EV_LOG: case JAGER_EV_COUNTER: case JAGER_EV_MARK:
-    case JAGER_EV_DROP: case JAGER_EV_DIAG: case JAGER_EV_SPAN_ERROR:
+    case JAGER_EV_DROP: case JAGER_EV_DIAG: case JAGER_EV_SPAN_ERROR: case JAGER_EV_CONTEXT: case JAGER_EV_TASK:
         ev->time_ns = ev->end_ns = w[1];
         break;
     default: {

@@ -60,6 +60,18 @@ static int entry_bad(jager_reader *r, uint32_t kind, uint32_t i)
 
 static int oom(jager_reader *r) { return jg_rd_fail(r, JAGER_E_NOMEM, "out of memory for the tables"); }
 
+static int meta_eq(uint32_t id, const void *key, void *ctx)
+{
+    return !strcmp(((const rd_meta *)ctx)[id - 1].key, key);
+}
+
+/** The meta map's slot for \p key: its entry (index + 1), or the empty slot where it goes. */
+size_t jg_rd_meta_find(const jager_reader *r, const char *key, uint64_t *h)
+{
+    *h = jg_hash_bytes(key, strlen(key), JG_HASH_SEED);
+    return jg_idmap_find(&r->meta_map, *h, meta_eq, key, r->meta.data);
+}
+
 static int absorb_meta(jager_reader *r, rd_cur *c)
 {
     uint32_t n;
@@ -70,15 +82,20 @@ static int absorb_meta(jager_reader *r, rd_cur *c)
         if (c->bad) return entry_bad(r, JG_BLOCK_META, i);
         const char *ks = jg_rd_arena_str(r, k, kl), *vs = jg_rd_arena_str(r, v, vl);
         if (!ks || !vs) return oom(r);
-        rd_meta *m = r->meta.data;
-        size_t j = 0;
-        while (j < r->meta.n && strcmp(m[j].key, ks) != 0) j++;
-        if (j == r->meta.n) {
+        if (jg_idmap_reserve(&r->meta_map) || r->meta.n >= UINT32_MAX - 1) return oom(r);
+        uint64_t h;
+        size_t slot = jg_rd_meta_find(r, ks, &h);
+        size_t j = jg_idmap_id(&r->meta_map, slot);
+        if (j) {
+            j--; /* a key seen before: the later value replaces it */
+        } else {
+            j = r->meta.n;
             if (jg_vec_reserve(&r->meta, sizeof(rd_meta), j)) return oom(r);
             r->meta.n++;
-            m = r->meta.data;
-            m[j].key = ks;
+            ((rd_meta *)r->meta.data)[j].key = ks;
+            jg_idmap_put(&r->meta_map, slot, h, (uint32_t)(j + 1));
         }
+        rd_meta *m = r->meta.data;
         m[j].value = vs;
         if (!strcmp(ks, "clock.ticks_per_ns")) r->ticks_per_ns = strtod(vs, NULL);
         else if (!strcmp(ks, "clock.start_ns")) r->start_ns = strtoull(vs, NULL, 10);
@@ -112,13 +129,14 @@ static const uint16_t core_min_bytes[] = {
     [JAGER_EV_COUNTER] = sizeof(jager_rec_counter), [JAGER_EV_MARK] = sizeof(jager_rec_mark),
     [JAGER_EV_DROP] = sizeof(jager_rec_drop),       [JAGER_EV_DIAG] = sizeof(jager_rec_diag),
     [JAGER_EV_SPAN_ATTR] = sizeof(jager_rec_span_attr), [JAGER_EV_SPAN_ERROR] = sizeof(jager_rec_span_error),
+    [JAGER_EV_CONTEXT] = sizeof(jager_rec_context), [JAGER_EV_TASK] = sizeof(jager_rec_task),
 };
 static const char *const core_names[] = {
     [JAGER_EV_SPAN] = "span", [JAGER_EV_LOG] = "log",   [JAGER_EV_COUNTER] = "counter", [JAGER_EV_MARK] = "mark",
     [JAGER_EV_DROP] = "drop", [JAGER_EV_DIAG] = "diag", [JAGER_EV_SPAN_ATTR] = "span_attr",
-    [JAGER_EV_SPAN_ERROR] = "span_error",
+    [JAGER_EV_SPAN_ERROR] = "span_error", [JAGER_EV_CONTEXT] = "context", [JAGER_EV_TASK] = "task",
 };
-#define RD_CORE_LAST JAGER_EV_SPAN_ERROR
+#define RD_CORE_LAST JAGER_EV_TASK
 
 /** Describe the core types before any schema block, so files that omit them still read. */
 int jg_rd_types_init_core(jager_reader *r)
@@ -168,15 +186,16 @@ static int absorb_schema(jager_reader *r, rd_cur *c)
         if ((nf && !fields) || !tname) return oom(r);
         int dur = -1;
         for (uint32_t k = 0; k < nf; k++) {
-            uint16_t kind = cur16(c);
-            (void)cur16(c);
+            uint16_t kind = cur16(c), flags = cur16(c);
             uint32_t fl;
             const uint8_t *fname = cur_str(c, &fl);
             if (c->bad) return entry_bad(r, JG_BLOCK_SCHEMA, i);
             if (!(fields[k].name = jg_rd_arena_str(r, fname, fl))) return oom(r);
             fields[k].kind = kind;
-            fields[k].reserved = 0;
-            if (kind == JAGER_FIELD_DURATION_NS && dur < 0) dur = (int)k;
+            fields[k].flags = flags;
+            /* Only a field marked as the event's duration gives it an extent: a CPU time or
+             * a running total (a DURATION_NS field too) must not. */
+            if (kind == JAGER_FIELD_DURATION_NS && (flags & JAGER_FIELD_FLAG_EXTENT) && dur < 0) dur = (int)k;
         }
         if (types_reserve(r, id)) return oom(r);
         rd_type *t = r->types[id];
@@ -345,6 +364,12 @@ static int sym_eq(uint32_t id, const void *key, void *ctx)
     return ((const rd_symbol *)ctx)[id - 1].ip == *(const uint64_t *)key;
 }
 
+static int sym_depth_eq(uint32_t id, const void *key, void *ctx)
+{
+    const rd_symbol *s = &((const rd_symbol *)ctx)[id - 1], *k = key;
+    return s->ip == k->ip && s->inline_depth == k->inline_depth;
+}
+
 /** The symbol map's slot for \p ip: its first frame (index + 1), or the empty slot where it goes. */
 size_t jg_rd_sym_find(const jager_reader *r, uint64_t ip)
 {
@@ -365,26 +390,26 @@ static int absorb_symbols(jager_reader *r, rd_cur *c)
         s.next = 0;
         if (c->bad) return entry_bad(r, JG_BLOCK_SYMBOLS, i);
         if (r->symbols.n >= UINT32_MAX - 1) return oom(r);
-        if (jg_idmap_reserve(&r->sym_map)) return oom(r);
+        if (jg_idmap_reserve(&r->sym_map) || jg_idmap_reserve(&r->sym_depth_map)) return oom(r);
+        /* the same (ip, depth) twice: the first one stands (found in a map: an address with
+         * 100k inline frames costs no walk of its chain per frame) */
+        uint64_t hd = jg_hash_mix(jg_hash_mix(0, s.ip), s.inline_depth);
+        size_t dslot = jg_idmap_find(&r->sym_depth_map, hd, sym_depth_eq, &s, r->symbols.data);
+        if (jg_idmap_id(&r->sym_depth_map, dslot)) continue;
         size_t slot = jg_rd_sym_find(r, s.ip);
-        rd_symbol *tab = r->symbols.data;
-        int dup = 0;
         uint32_t first = jg_idmap_id(&r->sym_map, slot);
-        for (uint32_t at = first; at; at = tab[at - 1].next) { /* the same (ip, depth) twice: the first one stands */
-            if (tab[at - 1].inline_depth == s.inline_depth) { dup = 1; break; }
-        }
-        if (dup) continue;
         if (jg_vec_reserve(&r->symbols, sizeof s, r->symbols.n)) return oom(r);
-        tab = r->symbols.data;
-        tab[r->symbols.n] = s;
+        rd_symbol *tab = r->symbols.data;
         uint32_t id = (uint32_t)(r->symbols.n + 1);
+        s.last = id;
+        tab[r->symbols.n] = s;
         if (!first) {
             jg_idmap_put(&r->sym_map, slot, jg_hash_mix(0, s.ip), id);
         } else {
-            uint32_t at = first;
-            while (tab[at - 1].next) at = tab[at - 1].next;
-            tab[at - 1].next = id;
+            tab[tab[first - 1].last - 1].next = id;
+            tab[first - 1].last = id;
         }
+        jg_idmap_put(&r->sym_depth_map, dslot, hd, id);
         r->symbols.n++;
     }
     return 0;
@@ -393,6 +418,8 @@ static int absorb_symbols(jager_reader *r, rd_cur *c)
 static void stats_clear(rd_stats *s)
 {
     s->have = s->have_core = 0;
+    memset(s->core, 0, sizeof s->core);
+    s->ncore = 0;
     s->site_limit = 0;
     s->nsites = 0;
     s->nhb = 0;
@@ -417,9 +444,12 @@ static int absorb_stats(jager_reader *r, rd_cur *c)
     st->have = 1;
     for (uint32_t i = 0; i < ncore; i++) {
         uint64_t v = cur64(c);
-        if (i < JG_STATS_CORE_VALUES) st->core[i] = v;
+        if (i < JG_STATS_CORE_MAX) st->core[i] = v;
     }
-    if (ncore) st->have_core = 1;
+    if (ncore) {
+        st->have_core = 1;
+        st->ncore = ncore < JG_STATS_CORE_MAX ? ncore : JG_STATS_CORE_MAX;
+    }
     uint32_t limit = cur32(c), n;
     if (c->bad) return jg_rd_fail(r, JAGER_E_FORMAT, "STATS block: header runs past the end of the block");
     if (flags & 1u) st->site_limit = limit;
@@ -478,6 +508,72 @@ static int absorb_stats(jager_reader *r, rd_cur *c)
     return 0;
 }
 
+void jg_rd_paths_free(rd_paths *p)
+{
+    free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+/* A PATHS block (1.1): one thread's call paths; blocks flagged first/last make a set that
+ * replaces the previous one when its last block is read. Entries count from 1 within the
+ * block; a parent is 0 (top level) or an earlier entry. Self time is the total minus the
+ * children's totals, never below 0. */
+static int absorb_paths(jager_reader *r, rd_cur *c)
+{
+    rd_paths *st = &r->paths_staging;
+    uint32_t flags = cur32(c), thread = cur32(c), nv = cur32(c), n;
+    if (c->bad) return jg_rd_fail(r, JAGER_E_FORMAT, "PATHS block: header runs past the end of the block");
+    if (flags & JG_PATHS_FIRST) {
+        st->n = 0;
+        st->have = 1;
+    } else if (!st->have) {
+        return jg_rd_fail(r, JAGER_E_FORMAT, "PATHS block: a continuation block without a first one");
+    }
+    if (nv > 1024 || table_count(r, c, JG_BLOCK_PATHS, 8 + 8 * (size_t)nv, &n)) return JAGER_E_FORMAT;
+    size_t base = st->n;
+    if (base + n > st->cap) {
+        size_t cap = st->cap ? st->cap : 256;
+        while (cap < base + n) cap *= 2;
+        rd_path *v = realloc(st->v, cap * sizeof *v);
+        if (!v) return oom(r);
+        st->v = v;
+        st->cap = cap;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t parent = cur32(c), site = cur32(c);
+        uint64_t v[JG_PATHS_VALUES] = {0, 0, 0};
+        for (uint32_t k = 0; k < nv; k++) {
+            uint64_t x = cur64(c);
+            if (k < JG_PATHS_VALUES) v[k] = x;
+        }
+        if (c->bad) return entry_bad(r, JG_BLOCK_PATHS, i);
+        if (parent > i) return jg_rd_fail(r, JAGER_E_FORMAT, "PATHS block: entry %u names parent %u, not an earlier one", i + 1, parent);
+        rd_path *e = &st->v[base + i];
+        memset(e, 0, sizeof *e);
+        e->thread = thread;
+        e->parent = parent ? (uint32_t)(base + parent - 1) : RD_PATH_TOP;
+        e->site = site;
+        e->calls = v[0];
+        e->total_ns = e->self_ns = v[1];
+        e->bytes = v[2];
+    }
+    st->n = base + n;
+    for (size_t i = base; i < st->n; i++) { /* children after parents: one pass */
+        rd_path *e = &st->v[i];
+        if (e->parent == RD_PATH_TOP) continue;
+        rd_path *p = &st->v[e->parent];
+        p->self_ns = p->self_ns > e->total_ns ? p->self_ns - e->total_ns : 0;
+    }
+    if (flags & JG_PATHS_LAST) {
+        rd_paths tmp = r->paths;
+        r->paths = *st;
+        *st = tmp;
+        st->n = 0;
+        st->have = 0;
+    }
+    return 0;
+}
+
 int jg_rd_absorb_end(jager_reader *r, rd_cur *c)
 {
     uint64_t end_ns = cur64(c), events = cur64(c), frames = cur64(c);
@@ -508,6 +604,7 @@ int jg_rd_absorb_block(jager_reader *r, uint32_t kind)
     case JG_BLOCK_STACKS: return absorb_stacks(r, &c);
     case JG_BLOCK_SYMBOLS: return absorb_symbols(r, &c);
     case JG_BLOCK_STATS: return absorb_stats(r, &c);
+    case JG_BLOCK_PATHS: return absorb_paths(r, &c);
     default: return 0; /* a block kind of a newer minor: skipped */
     }
 }

@@ -19,7 +19,7 @@ int jager_attr_next(const uint8_t **cursor, const uint8_t *end, jager_attr_view 
     uint32_t value_len = jg_rd32(p + 4);
     uint64_t total = 8 + pad8((uint64_t)key_len + value_len);
     if (total > (uint64_t)(end - p)) return JAGER_E_FORMAT;
-    if (kind < JAGER_ATTR_I64 || kind > JAGER_ATTR_BOOL) return JAGER_E_FORMAT;
+    if (kind < JAGER_ATTR_I64 || kind > JAGER_ATTR_STR_ID) return JAGER_E_FORMAT;
     if (kind != JAGER_ATTR_STR && value_len != 8) return JAGER_E_FORMAT;
     memset(out, 0, sizeof *out);
     out->key = (const char *)p + 8;
@@ -28,7 +28,8 @@ int jager_attr_next(const uint8_t **cursor, const uint8_t *end, jager_attr_view 
     const uint8_t *v = p + 8 + key_len;
     switch (kind) {
     case JAGER_ATTR_I64:
-    case JAGER_ATTR_BOOL: out->i64 = (int64_t)jg_rd64(v); break;
+    case JAGER_ATTR_BOOL:
+    case JAGER_ATTR_STR_ID: out->i64 = (int64_t)jg_rd64(v); break;
     case JAGER_ATTR_F64: memcpy(&out->f64, v, 8); break;
     default:
         out->str = (const char *)v;

@@ -57,7 +57,7 @@ int jg_rd_fail(jager_reader *r, int status, const char *fmt, ...)
 const char *jg_rd_kind_name(uint32_t kind)
 {
     static const char *names[] = {"?", "META", "SCHEMA", "STRINGS", "SITES", "THREADS", "COUNTERS",
-                                  "EVENTS", "STACKS", "SYMBOLS", "STATS", "END"};
+                                  "EVENTS", "STACKS", "SYMBOLS", "STATS", "END", "PATHS"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }
 

@@ -55,6 +55,7 @@ typedef struct rd_symbol {
     uint64_t ip;
     uint32_t inline_depth, line, func, file;
     uint32_t next; /* index + 1 of the next frame of the same ip, 0 at the end */
+    uint32_t last; /* in an ip's first frame: index + 1 of its chain's last frame (appends are O(1)) */
 } rd_symbol;
 typedef struct rd_meta { const char *key, *value; } rd_meta;
 
@@ -67,7 +68,8 @@ typedef struct rd_site_stat {
 /* One complete STATS set (a STATS block, or several parts flagged first/last). */
 typedef struct rd_stats {
     int have, have_core;
-    uint64_t core[JG_STATS_CORE_VALUES];
+    uint64_t core[JG_STATS_CORE_MAX];
+    uint32_t ncore;   /* values of core[] the file gave (the rest 0) */
     uint32_t site_limit;
     rd_site_stat *sites;
     size_t nsites, sites_cap;
@@ -75,6 +77,19 @@ typedef struct rd_stats {
     uint64_t *hb_count;
     size_t nhb, hb_cap;
 } rd_stats;
+
+/* One call path of a PATHS set (format 1.1): parent is an index into the same set (parents
+ * come first), RD_PATH_TOP for a top-level path. */
+#define RD_PATH_TOP UINT32_MAX
+typedef struct rd_path {
+    uint32_t thread, parent, site, reserved;
+    uint64_t calls, total_ns, self_ns, bytes;
+} rd_path;
+typedef struct rd_paths {
+    int have;
+    rd_path *v;
+    size_t n, cap;
+} rd_paths;
 
 /* A growable array of fixed-size elements (the tables): the core's jg_vec. */
 typedef jg_vec rd_vec;
@@ -116,6 +131,7 @@ struct jager_reader {
 
     /* what the file says about itself */
     uint16_t fmt_major, fmt_minor;
+    int packed_spans; /* the preamble's JG_FILE_FLAG_PACKED_SPANS */
     uint64_t frames, events, consumed;
     int clean_end, truncated, meta_seen;
     double ticks_per_ns;
@@ -131,10 +147,13 @@ struct jager_reader {
     rd_vec stacks;   /* rd_stack */
     rd_vec symbols;  /* rd_symbol */
     jg_idmap sym_map;   /* ip → index + 1 of its first frame (frames chain by next) */
+    jg_idmap sym_depth_map; /* (ip, inline depth) → index + 1: a repeated frame found without a walk */
+    jg_idmap meta_map;  /* key → index + 1 in meta */
     rd_type **types; /* indexed by type id */
     rd_tfast *tfast;
     uint32_t ntypes; /* capacity of both, largest id + 1 */
     rd_stats stats, staging;
+    rd_paths paths, paths_staging; /* the last complete PATHS set, the one being read */
 };
 
 typedef struct rd_frame {
@@ -168,7 +187,10 @@ JG_HIDDEN int jg_rd_frame_peek(jager_reader *r, const rd_frame *f, uint8_t *out,
 /* reader_absorb.c: table blocks */
 JG_HIDDEN int jg_rd_types_init_core(jager_reader *r);
 JG_HIDDEN size_t jg_rd_sym_find(const jager_reader *r, uint64_t ip);
+/** The meta map's slot for \p key (its hash in *h): jg_idmap_id() is its index + 1, 0 when absent. */
+JG_HIDDEN size_t jg_rd_meta_find(const jager_reader *r, const char *key, uint64_t *h);
 JG_HIDDEN void jg_rd_stats_free(rd_stats *s);
+JG_HIDDEN void jg_rd_paths_free(rd_paths *p);
 JG_HIDDEN int jg_rd_absorb_end(jager_reader *r, rd_cur *c);
 JG_HIDDEN int jg_rd_absorb_block(jager_reader *r, uint32_t kind);
 

@@ -57,6 +57,8 @@ const INFER_LOG = Tuple{Core.MethodInstance,UInt64,UInt64,Int}[]
 # Installed with jl_set_typeinf_func. Must never throw on its own account: only what the
 # original entry point throws propagates, exactly as without the hook.
 function timed_typeinf(mi::Core.MethodInstance, world::UInt)
+    # Paused (without_capture): the sensor's or the binding's own inference, not recorded.
+    CAPTURE.paused > 0 && return TYPEINF_ORIGINAL(mi, world)
     t0 = time_ns()
     r = TYPEINF_ORIGINAL(mi, world)
     d = time_ns() - t0
@@ -100,6 +102,9 @@ function start_compile_capture!()
         CAPTURE.hooked = true
     end
     ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
+    # The binding's slow paths pause capture only while there is one: without it they
+    # call nothing (and do not compile pause_capture! at a site's first call).
+    isdefined(Jager, :OWN_PAUSE) && (Jager.OWN_PAUSE[] = pause_capture!)
     return true
 end
 
@@ -126,6 +131,7 @@ end
 
 "Stop capturing: restore Julia's inference entry point, close and delete the dump."
 function stop_compile_capture!()
+    isdefined(Jager, :OWN_PAUSE) && (Jager.OWN_PAUSE[] = nothing)
     lock(PAUSE_LOCK)
     path = try
         stop_compile_capture_locked!()
@@ -175,8 +181,12 @@ function without_capture(@nospecialize(f))
     end
 end
 
-# Hooks may run on several threads: the pause depth and the switches change together
-# under a spin lock (held for two ccalls, never across user code).
+# Hooks may run on several threads: the pause depth and the dump switch change together
+# under a spin lock (held for one ccall, never across user code). The inference hook
+# stays installed and reads the depth: swapping it with jl_set_typeinf_func moves
+# Julia's world counter, and every @jäger site decides its nothrow proof again in a new
+# world — a site whose decision paused capture then re-decided on every call (≈ 5 µs a
+# call with the dispatch plugin, issue 9 item 10).
 const PAUSE_LOCK = Threads.SpinLock()
 
 function pause_capture!(delta::Int)
@@ -188,9 +198,7 @@ function pause_capture!(delta::Int)
         CAPTURE.paused = max(before + delta, 0)
         if before == 0 && CAPTURE.paused > 0
             ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), C_NULL)
-            CAPTURE.hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), TYPEINF_ORIGINAL)
         elseif before > 0 && CAPTURE.paused == 0
-            CAPTURE.hooked && ccall(:jl_set_typeinf_func, Cvoid, (Any,), timed_typeinf)
             ccall(:jl_dump_compiles, Cvoid, (Ptr{Cvoid},), io.handle)
         end
     finally
@@ -251,27 +259,42 @@ function drain_compiles!(emit, final::Bool = false)
     entries = copy(INFER_LOG)
     empty!(INFER_LOG)
     unlock(INFER_LOCK)
-    pending = Dict{String,Vector{Int}}()
+    # Entries per signature text, oldest first: `oldest[text]` is the oldest unmatched one,
+    # `later[i]` the one after entry i (0: none). A Dict{String,Int} (compiled in Julia's
+    # system image) and plain vectors: a Dict{String,Vector{Int}} cost 0.1 s of inference
+    # and code generation at every process's first drain (issue 9 item 10).
+    oldest = Dict{String,Int}()
+    later = zeros(Int, length(entries))
     keys = Vector{String}(undef, length(entries))
     used = falses(length(entries))
-    for (i, e) in enumerate(entries)
-        keys[i] = static_show(CAPTURE.scratch, e[1].specTypes)
-        push!(get!(() -> Int[], pending, keys[i]), i)
+    for i in 1:length(entries)
+        keys[i] = static_show(CAPTURE.scratch, entries[i][1].specTypes)
+    end
+    for i in length(entries):-1:1
+        later[i] = get(oldest, keys[i], 0)
+        oldest[keys[i]] = i
+    end
+    lock(LOCK)
+    try
+        for e in entries
+            def = e[1].def
+            def isa Method && (COMPILED[def] = nothing) # for the census
+        end
+    finally
+        unlock(LOCK)
     end
     n = 0
     for line in lines
         parsed = parse_dump_line(line)
         parsed === nothing && continue
         codegen, sig = parsed
-        q = get(pending, sig, nothing)
+        i = get(oldest, sig, 0)
+        i == 0 || (oldest[sig] = later[i]; used[i] = true)
         if Jager.own_signature_text(sig)   # the binding compiling itself: not the program's
-            q !== nothing && !isempty(q) && (used[popfirst!(q)] = true)
             CAPTURE.own_ns += codegen
             continue
         end
-        if q !== nothing && !isempty(q)
-            i = popfirst!(q)
-            used[i] = true
+        if i != 0
             emit(entries[i][2], codegen, entries[i][3], sig)
         else
             emit(UInt64(0), codegen, UInt64(0), sig)
@@ -292,7 +315,14 @@ function drain_compiles!(emit, final::Bool = false)
     end
     if !isempty(keep)
         lock(INFER_LOCK)
-        prepend!(INFER_LOG, keep)
+        newer = copy(INFER_LOG)   # keep goes first; push! loops, not prepend! (0.06 s to compile)
+        empty!(INFER_LOG)
+        for e in keep
+            push!(INFER_LOG, e)
+        end
+        for e in newer
+            push!(INFER_LOG, e)
+        end
         unlock(INFER_LOCK)
     end
     return n

@@ -9,10 +9,16 @@
 #   Core.Box          a captured variable that inference had to box;
 #   abstract return   a non-concrete inferred return type: a weak signal, reported only
 #                     alongside one of the others.
+# Error paths are skipped, as JET does: statements in blocks that end in a throw (a
+# statement typed `Union{}`, an `unreachable`), or that lead only to such blocks — the
+# message built behind a bounds or shape check is dynamic and harmless (error_paths).
 # A signature clean at its own level may call (`:invoke`) a method that is not: callees
-# are walked breadth-first a few levels deep, skipping calls typed `Union{}` (error paths),
+# are walked breadth-first a few levels deep, skipping error paths,
 # so the reason names the statement where the dynamic call sits and the chain how it is
-# reached. Inference runs again on every verdict (≈ 1 ms per method): never on a hot path.
+# reached. Methods of Base, Core and the standard library are not the program's: a
+# dynamic call inside one is reported only when the program's own call is the cause —
+# it passes a type with abstract parameters or fields (`Vector{Real}`, a struct with a
+# `::Real` field) — see caused_by_program. Inference runs again on every verdict (≈ 1 ms per method): never on a hot path.
 # The walk stops at the binding (own.jl): statements inlined from Jager's code (the span
 # machinery of a @jäger site inside the method), dynamic calls of Jager's functions and
 # Jager's methods as callees are not the program's and are never reported.
@@ -22,6 +28,8 @@ const FLAG_RUNTIME_DISPATCH = UInt64(1)
 const FLAG_BAD_UNION = UInt64(2)
 const FLAG_BOX = UInt64(4)
 const FLAG_ABSTRACT_RETURN = UInt64(8)
+"The reported statement sits in the signature's own method outside every loop: it runs once per call."
+const FLAG_ONCE_PER_CALL = UInt64(16)
 const STRONG_FLAGS = FLAG_RUNTIME_DISPATCH | FLAG_BAD_UNION | FLAG_BOX
 
 """
@@ -69,6 +77,24 @@ function callee_name(ci, @nospecialize(f))
     f isa Core.SSAValue && return string("(::", arg_type(ci, f), ")")
     return string(v)
 end
+
+# Base's standard streams are non-constant globals (`stdout` can be redirected), so every
+# `print(stdout, …)`/`@printf` dispatches on them at runtime; the call then does I/O, which
+# costs far more than its dispatch, and nothing in the program is to be fixed.
+const IO_GLOBALS = (:stdout, :stderr, :stdin)
+function io_global(ci, @nospecialize(a))
+    if a isa Core.SSAValue && a.id <= length(ci.code)
+        a = ci.code[a.id]
+    end
+    a isa GlobalRef && a.name in IO_GLOBALS || return false
+    a.mod === Base && return true
+    try
+        return Base.binding_module(a.mod, a.name) === Base   # `Printf.stdout` is Base's
+    catch
+        return false
+    end
+end
+is_io_call(ci, @nospecialize(st)) = any(a -> io_global(ci, a), st.args)
 
 # Non-constant globals among a call's arguments: the usual cause of a dynamic call.
 function global_args(@nospecialize(st))
@@ -136,6 +162,91 @@ end
 
 at(loc::String) = isempty(loc) ? "" : " at " * loc
 
+# A statement that never returns: typed `Union{}` (a throw, a call that always throws) or
+# an `unreachable` marker.
+function throws_stmt(ci, i::Int, @nospecialize(st))
+    st isa Expr && st.head === :unreachable && return true
+    types = ci.ssavaluetypes
+    t = types isa AbstractVector && i <= length(types) ? types[i] : Any
+    return t === Union{} && !(st isa Core.GotoNode) && !(st isa Expr && st.head === :gotoifnot)
+end
+
+"""
+    error_paths(ci) -> BitVector
+
+True for the statements of `ci` that run only on the way to a throw: the basic blocks
+that end in a throw, and the blocks whose every successor is one (a message built in a
+loop before the throw). Never throws; all false when the blocks cannot be computed.
+"""
+function error_paths(ci)
+    code = ci.code
+    out = falses(length(code))
+    blocks = try
+        Core.Compiler.compute_basic_blocks(code).blocks
+    catch
+        return out
+    end
+    nb = length(blocks)
+    err = falses(nb)
+    for (b, blk) in enumerate(blocks)
+        for i in blk.stmts
+            throws_stmt(ci, i, code[i]) && (err[b] = true; break)
+        end
+    end
+    changed = true
+    while changed
+        changed = false
+        for (b, blk) in enumerate(blocks)
+            err[b] && continue
+            succs = blk.succs
+            isempty(succs) && continue
+            if all(s -> 1 <= s <= nb && err[s], succs)
+                err[b] = true
+                changed = true
+            end
+        end
+    end
+    for (b, blk) in enumerate(blocks)
+        err[b] || continue
+        for i in blk.stmts
+            i <= length(out) && (out[i] = true)
+        end
+    end
+    return out
+end
+
+"""
+    outside_loops(ci, stmts) -> Bool
+
+True when every statement in `stmts` lies in a basic block that cannot reach itself (no
+loop runs it more than once per call); false when the blocks cannot be computed (the
+safe answer for costing).
+"""
+function outside_loops(ci, stmts)
+    blocks = try
+        Core.Compiler.compute_basic_blocks(ci.code).blocks
+    catch
+        return false
+    end
+    return !any(i -> in_loop(blocks, i), stmts)
+end
+
+function in_loop(blocks, i::Int)
+    b = findfirst(blk -> i in blk.stmts, blocks)
+    b === nothing && return true
+    seen = falses(length(blocks))
+    stack = copy(blocks[b].succs)
+    while !isempty(stack)
+        x = pop!(stack)
+        1 <= x <= length(blocks) || continue
+        x == b && return true
+        seen[x] && continue
+        seen[x] = true
+        append!(stack, blocks[x].succs)
+    end
+    return false
+end
+
 # The first strong finding in one method's IR: (flags of all findings, reason of the most
 # telling one). Runtime dispatch explains more than a union, and a box more than both.
 function scan(ci, @nospecialize(rettype))
@@ -143,14 +254,18 @@ function scan(ci, @nospecialize(rettype))
     dyn = ""
     uni = ""
     box = ""
+    spots = Int[]
     code = ci.code
     types = ci.ssavaluetypes
+    errs = error_paths(ci)
     for i in 1:length(code)
         st = code[i]
+        errs[i] && continue
         own_stmt(ci, i, st) && continue
         t = types isa AbstractVector && i <= length(types) ? types[i] : Any
-        if is_dynamic_call(ci, st)
+        if is_dynamic_call(ci, st) && !is_io_call(ci, st)
             flags |= FLAG_RUNTIME_DISPATCH
+            push!(spots, i)
             if isempty(dyn)
                 args = join(["::" * string(arg_type(ci, a)) for a in st.args[2:end]], ", ")
                 globals = global_args(st)
@@ -165,6 +280,7 @@ function scan(ci, @nospecialize(rettype))
         elseif is_bad_union(t)
             flags |= FLAG_BAD_UNION
             isempty(uni) && (uni = string("non-concrete value `%", i, "::", widen(t), "`", at(stmt_location(ci, i))))
+            push!(spots, i)
         end
     end
     rt = widen(rettype)
@@ -172,7 +288,7 @@ function scan(ci, @nospecialize(rettype))
         flags |= FLAG_ABSTRACT_RETURN
     end
     reason = !isempty(box) ? box : !isempty(dyn) ? dyn : uni
-    return flags, reason
+    return flags, reason, spots
 end
 
 # Display name of a method instance for chains: "deposit!(::Vector{Float64}, …)".
@@ -188,9 +304,11 @@ end
 # The callees an IR invokes statically, with their location, skipping error paths.
 function invoked(ci)
     out = Tuple{Any,String}[]
+    errs = error_paths(ci)
     for i in 1:length(ci.code)
         st = ci.code[i]
         st isa Expr && st.head === :invoke && !isempty(st.args) || continue
+        errs[i] && continue                 # on the way to a throw: an error path, not the kernel
         t = ci.ssavaluetypes isa AbstractVector ? ci.ssavaluetypes[i] : Any
         widen(t) === Union{} && continue   # throws: an error path, not the kernel
         mi = st.args[1]
@@ -202,6 +320,68 @@ function invoked(ci)
         push!(out, (mi.specTypes, stmt_location(ci, i)))
     end
     return out
+end
+
+# Modules of the standard library: roots whose source lies under a `stdlib/` folder of
+# the Julia installation (where this Julia was built or where it is installed).
+const STDLIB_ROOTS = IdDict{Module,Bool}()
+
+"True for a method of Base, Core or a standard library (not the program's)."
+function library_method(m::Method)
+    root = Base.moduleroot(m.module)
+    (root === Base || root === Core) && return true
+    return get!(STDLIB_ROOTS, root) do
+        file = string(m.file)
+        occursin("/share/julia/stdlib/", file) || startswith(file, Sys.STDLIB)
+    end
+end
+
+# A type that carries abstract parameters or fields: `Vector{Real}`, `Dict{Symbol,Any}`,
+# a struct with a `::Real` field. Passing one into a library method is the program's
+# choice, and the dynamic calls it causes there are the program's problem.
+function abstract_inside(@nospecialize(T), depth::Int = 0)
+    T isa DataType || return !(T isa Type && isconcretetype(T))
+    T <: Type && return false
+    isconcretetype(T) || return true
+    depth > 2 && return false
+    for q in T.parameters
+        q isa Type || continue
+        q === Union{} && continue   # an empty container's element type (`Pairs{Union{},…}`)
+        (q isa DataType && q <: Type) && continue
+        isconcretetype(q) || return true
+        abstract_inside(q, depth + 1) && return true
+    end
+    if isstructtype(T) && !(T <: Tuple) && !(T <: Array)
+        for i in 1:fieldcount(T)
+            ft = fieldtype(T, i)
+            ft isa Type && !isconcretetype(ft) && !(ft isa DataType && ft <: Type) && return true
+        end
+    end
+    return false
+end
+
+"""
+True when the program's call `sig` into a library method hands it abstract types: a
+concrete argument whose type parameters or fields are abstract. An argument abstract
+at the top (`::Any`, `Vararg{Any}`) is the library's choice not to specialize
+(`@nospecialize`, varargs), not the program's: had the program held an abstract value,
+its own call would be the dynamic one, reported in its own code.
+"""
+function caused_by_program(@nospecialize(sig))
+    sig isa DataType && sig <: Tuple || return true
+    ps = sig.parameters
+    for k in 2:length(ps)
+        p = ps[k]
+        p isa DataType && isconcretetype(p) || continue
+        abstract_inside(p) && return true
+    end
+    return false
+end
+
+"The method a concrete signature calls, or nothing."
+function single_method(@nospecialize(sig))
+    ms = method_matches(sig)
+    return length(ms) == 1 ? ms[1][1] : nothing
 end
 
 """
@@ -223,10 +403,13 @@ function verdict_unsafe(@nospecialize(sig))
     root = typed_ir(sig)
     root === nothing && return nothing
     ci, rettype = root
-    flags, reason = scan(ci, rettype)
+    flags, reason, spots = scan(ci, rettype)
     rootlabel = mi_label(sig)
     if (flags & STRONG_FLAGS) != 0
-        return Verdict(flags, reason, rootlabel, rettype)
+        # Outside loops the problem costs one dynamic call per call (the hunt's estimate);
+        # a box is left out: every use of the boxed variable pays, wherever it sits.
+        once = !isempty(spots) && (flags & FLAG_BOX) == 0 && outside_loops(ci, spots)
+        return Verdict(once ? flags | FLAG_ONCE_PER_CALL : flags, reason, rootlabel, rettype)
     end
     # Clean at its own level: look for the dynamic call in what it invokes.
     # An IdDict, not a Set: Set's push!/in would specialize on each signature's Type{…}
@@ -243,7 +426,12 @@ function verdict_unsafe(@nospecialize(sig))
             (budget -= 1) < 0 && break
             r = typed_ir(callee)
             r === nothing && continue
-            cflags, creason = scan(r[1], r[2])
+            # A library method's own dynamic calls are not the program's unless its call
+            # hands it abstract types; its callees are still walked (a user's function
+            # passed to `map` is reached through Base).
+            m = single_method(callee)
+            judged = m === nothing || !library_method(m) || caused_by_program(callee)
+            cflags, creason, _ = judged ? scan(r[1], r[2]) : (UInt64(0), "", Int[])
             if (cflags & STRONG_FLAGS) != 0
                 return Verdict(flags | (cflags & STRONG_FLAGS), creason, chain, rettype)
             end

@@ -67,6 +67,89 @@ J.renderOverview = function (data) {
   });
 };
 
+J.renderAllocators = function (data) {
+  var t = document.getElementById('allocators');
+  var rows = data.allocators || [];
+  if (!t) return;
+  if (!rows.length) {
+    t.appendChild(J.el('caption', null, 'No site allocated memory.'));
+    return;
+  }
+  var multi = (data.processes || []).length > 1;
+  var head = J.el('tr');
+  ['site', 'location', 'self', 'total', 'calls', 'per call', 'GC'].forEach(function (h) { head.appendChild(J.el('th', null, h)); });
+  t.appendChild(head);
+  for (var i = 0; i < rows.length; i++) {
+    var a = rows[i], tr = J.el('tr');
+    var proc = multi && data.processes[a.proc] ? '  ·  ' + data.processes[a.proc].name : '';
+    tr.appendChild(J.el('td', null, a.func));
+    tr.appendChild(J.el('td', 'loc', (a.file ? a.file + (a.line ? ':' + a.line : '') : '') + proc));
+    tr.appendChild(J.el('td', 'num', J.fmtBytes(a.self_bytes)));
+    tr.appendChild(J.el('td', 'num', J.fmtBytes(a.bytes)));
+    tr.appendChild(J.el('td', 'num', String(a.calls)));
+    tr.appendChild(J.el('td', 'num', J.fmtBytes(a.calls ? a.bytes / a.calls : 0)));
+    tr.appendChild(J.el('td', 'num', J.fmtNs(a.gc_ns)));
+    t.appendChild(tr);
+  }
+};
+
+/** Calls grouped by a span attribute's value: one table per key, chosen in a select. */
+J.renderAttrs = function (data) {
+  var rows = data.attrs || [];
+  var block = document.getElementById('attrs-block'), sel = document.getElementById('attrs-select');
+  var t = document.getElementById('attrs');
+  if (!block || !rows.length) return;
+  block.hidden = false;
+  var keys = [];
+  rows.forEach(function (r) { if (keys.indexOf(r.key) < 0) keys.push(r.key); });
+  keys.forEach(function (k) { var o = J.el('option', null, k); o.value = k; sel.appendChild(o); });
+  var multi = (data.processes || []).length > 1;
+  function show() {
+    while (t.firstChild) t.removeChild(t.firstChild);
+    var head = J.el('tr');
+    ['site', sel.value, 'calls', 'total', 'mean', 'max'].forEach(function (h) { head.appendChild(J.el('th', null, h)); });
+    t.appendChild(head);
+    rows.filter(function (r) { return r.key === sel.value; }).forEach(function (r) {
+      var tr = J.el('tr');
+      var proc = multi && data.processes[r.proc] ? '  ·  ' + data.processes[r.proc].name : '';
+      tr.appendChild(J.el('td', null, r.func + proc));
+      tr.appendChild(J.el('td', 'attr-value', r.value));
+      tr.appendChild(J.el('td', 'num', String(r.calls)));
+      tr.appendChild(J.el('td', 'num', J.fmtNs(r.total)));
+      tr.appendChild(J.el('td', 'num', J.fmtNs(r.calls ? r.total / r.calls : 0)));
+      tr.appendChild(J.el('td', 'num', J.fmtNs(r.max)));
+      tr.dataset.calls = String(r.calls);
+      tr.dataset.total = String(r.total);
+      t.appendChild(tr);
+    });
+  }
+  sel.addEventListener('change', show);
+  show();
+};
+
+/** Log records and span errors grouped by code.method (text only: method names are program strings). */
+J.renderMethods = function (data) {
+  var rows = data.methods || [], block = document.getElementById('methods-block'), t = document.getElementById('methods');
+  if (!block || !rows.length) return;
+  block.hidden = false;
+  var multi = (data.processes || []).length > 1;
+  var head = J.el('tr');
+  ['method', 'logs', 'warnings', 'errors', 'span errors'].forEach(function (h) { head.appendChild(J.el('th', null, h)); });
+  t.appendChild(head);
+  rows.forEach(function (r) {
+    var tr = J.el('tr');
+    var proc = multi && data.processes[r.proc] ? '  ·  ' + data.processes[r.proc].name : '';
+    tr.appendChild(J.el('td', 'attr-value', r.method + proc));
+    tr.appendChild(J.el('td', 'num', String(r.logs)));
+    tr.appendChild(J.el('td', 'num', String(r.warnings)));
+    tr.appendChild(J.el('td', 'num', String(r.errors)));
+    tr.appendChild(J.el('td', 'num', String(r.span_errors)));
+    tr.dataset.logs = String(r.logs);
+    tr.dataset.spanErrors = String(r.span_errors);
+    t.appendChild(tr);
+  });
+};
+
 J.renderFindings = function (data) {
   var list = document.getElementById('findings-list');
   var fs = data.findings || [];
@@ -85,7 +168,7 @@ J.renderFindings = function (data) {
     head.appendChild(J.el('span', 'f-kind', f.kind));
     head.appendChild(J.el('span', 'f-title', f.title));
     var cost = [];
-    if (f.cost_ns) cost.push(J.fmtNs(f.cost_ns));
+    if (f.cost_ns) cost.push(J.fmtNs(f.cost_ns) + (f.estimate ? ' (estimated from ' + f.estimate + ')' : ''));
     if (f.share !== undefined && f.share !== null) cost.push(J.fmtPct(f.share) + ' of the run');
     if (cost.length) head.appendChild(J.el('span', 'f-cost', cost.join(' · ')));
     li.appendChild(head);

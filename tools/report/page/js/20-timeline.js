@@ -1,6 +1,12 @@
-/* Timeline: one lane per thread (grouped by process/rank), span rows by depth, an event row
+/* Timeline: one lane per thread (grouped by process/rank) — or, in a recording with tasks
+ * (jager_task_set: Julia tasks), one lane per task wherever it ran (a task that migrated
+ * between threads stays one lane, its spans nested as its own tree), then the threads' lanes
+ * for what ran outside any task —, span rows by depth, an event row
  * with GC pauses, compile events, log markers and marks, and a counter chart sharing the
- * time axis. Canvas only; spans narrower than a pixel are coalesced while drawing, and the
+ * time axis. A job's point-to-point messages are arrows from the sending thread's event row
+ * (when the send began) to the receiving thread's (when the receive completed); each
+ * collective instance joins its members' calls across the rank lanes (the last to arrive
+ * marked). Canvas only; spans narrower than a pixel are coalesced while drawing, and the
  * C side already merged short spans into "N spans" blocks beyond its per-lane budget. */
 'use strict';
 J.Timeline = function (data) {
@@ -8,6 +14,8 @@ J.Timeline = function (data) {
   this.data = data;
   this.strings = data.strings || [];
   this.sites = data.sites || [];
+  this.sampled = {}; /* site key → N of "sampled 1 in N" (events thinned on purpose) */
+  (data.table || []).forEach(function (r) { if (r.sampled) self.sampled[r.k] = r.sampled; });
   this.t1 = Math.max(1, data.duration_ns || (data.run && data.run.duration_ns) || 1);
   this.v0 = 0;
   this.v1 = this.t1;
@@ -16,6 +24,13 @@ J.Timeline = function (data) {
   this.RULER = 24; this.ROW = 15; this.EVROW = 12; this.LANEHEAD = 17; this.PROCHEAD = 20; this.MAXROWS = 32;
   this.lanes = (data.lanes || []).map(function (l) { return self.prepLane(l); });
   this.procs = data.processes || [];
+  this.msgs = data.messages || { a: [], n: 0, drawn: 0 };
+  this.colls = data.collectives || { a: [], n: 0, drawn: 0, funcs: [] };
+  this.laneOf = {}; /* "proc:thread" → lane: the thread's own, else the first task lane that ran on it */
+  this.lanes.forEach(function (l) { if (!l.task) self.laneOf[l.proc + ':' + l.thread] = l; });
+  this.lanes.forEach(function (l) {
+    (l.threads || []).forEach(function (t) { if (!self.laneOf[l.proc + ':' + t]) self.laneOf[l.proc + ':' + t] = l; });
+  });
   this.layout();
   this.hover = null;
   this.counterSel = 0;
@@ -33,7 +48,8 @@ J.Timeline.prototype.prepLane = function (l) {
     });
   }
   var lane = {
-    name: l.name, proc: l.proc || 0, spans: rows(l.rows), blocks: rows(l.blocks),
+    name: l.name, proc: l.proc || 0, thread: l.thread || 0, task: l.task || 0, threads: l.threads || null,
+    spans: rows(l.rows), blocks: rows(l.blocks),
     raw: l.raw || 0, merged: l.merged || 0, total: l.total || 0, tooDeep: l.too_deep || 0,
     gc: l.gc ? { s: J.undelta(l.gc.s), d: l.gc.d } : null,
     cc: l.cc ? { s: J.undelta(l.cc.s), d: l.cc.d, g: l.cc.g } : null,
@@ -81,6 +97,8 @@ J.Timeline.prototype.draw = function () {
   ctx.textBaseline = 'middle';
   this.drawGrid(ctx, w);
   for (var i = 0; i < this.lanes.length; i++) this.drawLane(ctx, this.lanes[i], w);
+  this.drawCollectives(ctx);
+  this.drawMessages(ctx);
   if (!this.lanes.length) {
     ctx.fillStyle = '#5f6b7a';
     ctx.textAlign = 'left';
@@ -114,6 +132,64 @@ J.Timeline.prototype.drawGrid = function (ctx, w) {
     ctx.beginPath(); ctx.moveTo(x, this.RULER - 6); ctx.lineTo(x, this.RULER); ctx.stroke();
     ctx.fillText(J.fmtTick(t, step), x + 3, 9);
   }
+};
+
+/* Collective instances: each member's call as a bar on its lane's event row, joined from
+ * lane to lane at the members' arrivals; the last arrival as a dot. */
+J.Timeline.prototype.drawCollectives = function (ctx) {
+  var list = this.colls.a || [], mid = this.EVROW / 2, n = 0;
+  for (var i = 0; i < list.length; i++) {
+    var c = list[i], pts = [], lo = Infinity, hi = -Infinity;
+    for (var k = 1; k + 3 < c.length; k += 4) {
+      var l = this.laneOf[c[k] + ':' + c[k + 1]];
+      if (!l) continue;
+      pts.push({ y: l.evY + mid, t0: c[k + 2], t1: c[k + 3] });
+      lo = Math.min(lo, c[k + 2]); hi = Math.max(hi, c[k + 3]);
+    }
+    if (pts.length < 2 || hi < this.v0 || lo > this.v1) continue;
+    pts.sort(function (a, b) { return a.y - b.y; });
+    var last = pts[0];
+    ctx.fillStyle = 'rgba(123,79,181,0.35)';
+    for (var j = 0; j < pts.length; j++) {
+      var p = pts[j];
+      if (p.t0 > last.t0) last = p;
+      ctx.fillRect(this.x(p.t0), p.y - 3, Math.max(1, this.x(p.t1) - this.x(p.t0)), 6);
+    }
+    ctx.strokeStyle = 'rgba(123,79,181,0.8)';
+    ctx.beginPath();
+    for (j = 0; j < pts.length; j++) {
+      if (j) ctx.lineTo(this.x(pts[j].t0), pts[j].y); else ctx.moveTo(this.x(pts[j].t0), pts[j].y);
+    }
+    ctx.stroke();
+    ctx.fillStyle = '#7b4fb5';
+    ctx.beginPath(); ctx.arc(this.x(last.t0), last.y, 3, 0, 2 * Math.PI); ctx.fill();
+    n++;
+  }
+  this.collectivesShown = n;
+};
+
+/* Message arrows (sender → receiver) whose time range meets the view. */
+J.Timeline.prototype.drawMessages = function (ctx) {
+  var a = this.msgs.a || [], mid = this.EVROW / 2, n = 0;
+  ctx.strokeStyle = 'rgba(20,110,60,0.75)';
+  ctx.fillStyle = 'rgba(20,110,60,0.85)';
+  ctx.lineWidth = 1;
+  for (var i = 0; i + 5 < a.length; i += 6) {
+    var ls = this.laneOf[a[i] + ':' + a[i + 1]], lr = this.laneOf[a[i + 3] + ':' + a[i + 4]];
+    if (!ls || !lr) continue;
+    var t0 = a[i + 2], t1 = a[i + 5];
+    if (Math.max(t0, t1) < this.v0 || Math.min(t0, t1) > this.v1) continue;
+    var x0 = this.x(t0), y0 = ls.evY + mid, x1 = this.x(t1), y1 = lr.evY + mid;
+    ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+    var ang = Math.atan2(y1 - y0, x1 - x0), h = 5;
+    ctx.beginPath();
+    ctx.moveTo(x1, y1);
+    ctx.lineTo(x1 - h * Math.cos(ang - 0.45), y1 - h * Math.sin(ang - 0.45));
+    ctx.lineTo(x1 - h * Math.cos(ang + 0.45), y1 - h * Math.sin(ang + 0.45));
+    ctx.closePath(); ctx.fill();
+    n++;
+  }
+  this.arrowsShown = n;
 };
 
 /* Visible index range of a row (items don't overlap within a row: sorted by start and end). */

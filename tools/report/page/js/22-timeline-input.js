@@ -47,7 +47,8 @@ J.Timeline.prototype.describe = function (p) {
     return [site[0] || 'site ' + p.k, [
       'duration ' + J.fmtNs(p.d) + '   start ' + J.fmtNs(p.s),
       (site[1] ? site[1] + (site[2] ? ':' + site[2] : '') : '(no location)'),
-      l.name + ' · depth ' + p.depth]];
+      l.name + ' · depth ' + p.depth].concat(this.sampled[p.k] ? ['sampled 1 in ' + J.fmtInt(this.sampled[p.k]) +
+        ' here: the other calls were thinned on purpose (totals exact)'] : [])];
   case 'block':
     return [J.fmtInt(p.n) + ' short spans (merged)', [
       'from ' + J.fmtNs(p.s) + ' for ' + J.fmtNs(p.d) + ', busy ' + J.fmtNs(p.b),
@@ -152,4 +153,16 @@ J.Timeline.prototype.bind = function () {
   [['#8fbce6', 'span'], ['#c3ccd8', 'merged spans'], ['#e8710a', 'GC pause'], ['#8e44ad', 'compile'], ['#0b7285', 'log']].forEach(function (x) {
     var s = J.el('span'); var i = J.el('i'); i.style.background = x[0]; s.appendChild(i); s.appendChild(document.createTextNode(x[1])); legend.appendChild(s);
   });
+  var cl = self.colls;
+  if (cl && cl.n) {
+    var cs = J.el('span'); var ci = J.el('i'); ci.style.background = '#7b4fb5'; cs.appendChild(ci);
+    cs.appendChild(document.createTextNode('collective' + (cl.drawn < cl.n ? ' (' + J.fmtInt(cl.drawn) + ' of ' + J.fmtInt(cl.n) + ' drawn)' : ' (' + J.fmtInt(cl.n) + ')')));
+    legend.appendChild(cs);
+  }
+  var m = self.msgs;
+  if (m && m.n) {
+    var s = J.el('span'); var i = J.el('i'); i.style.background = '#146e3c'; s.appendChild(i);
+    s.appendChild(document.createTextNode('MPI message' + (m.drawn < m.n ? ' (' + J.fmtInt(m.drawn) + ' of ' + J.fmtInt(m.n) + ' drawn)' : ' (' + J.fmtInt(m.n) + ')')));
+    legend.appendChild(s);
+  }
 };

@@ -10,8 +10,11 @@ J.Timeline.prototype.initCounters = function () {
     o.value = String(i);
     sel.appendChild(o);
   });
-  /* the live heap is the series people look for first */
-  this.counters.forEach(function (c, i) { if (c.name === 'gc.live_bytes' && !self.counterPicked) { self.counterSel = i; self.counterPicked = true; } });
+  /* the live heap is the series people look for first; else the Julia binding's allocated
+   * bytes (its GC counters read at each log record and mark: julia.gc.*) */
+  ['gc.live_bytes', 'julia.gc.allocated_bytes'].forEach(function (want) {
+    self.counters.forEach(function (c, i) { if (c.name === want && !self.counterPicked) { self.counterSel = i; self.counterPicked = true; } });
+  });
   sel.value = String(this.counterSel);
   if (!this.counters.length) {
     var o = J.el('option', null, 'no counters in this recording'); sel.appendChild(o); sel.disabled = true;

@@ -1,8 +1,13 @@
 /* Icicle (top-down flame graph) of the span tree merged over threads: click to zoom into a
- * frame, breadcrumbs to zoom out, search to highlight, tooltips on hover. */
+ * frame, breadcrumbs to zoom out, search to highlight, tooltips on hover. The sampled flame
+ * graph (32-samples.js) is the same drawing over another tree: `opts` names its element
+ * prefix, tree, frame names, colours and tooltip lines. */
 'use strict';
-J.Flame = function (data) {
-  var self = this, tr = data.tree || { p: [], k: [], t: [], c: [], s: [] };
+J.Flame = function (data, opts) {
+  opts = opts || {};
+  var self = this, tr = opts.tree || data.tree || { p: [], k: [], t: [], c: [], s: [] };
+  this.opts = opts;
+  this.px = opts.px || 'fl';
   this.sites = data.sites || [];
   this.p = tr.p || []; this.k = tr.k || []; this.tot = tr.t || []; this.calls = tr.c || []; this.self = tr.s || [];
   var n = this.p.length;
@@ -17,10 +22,11 @@ J.Flame = function (data) {
   }
   /* heaviest children first, so the widest frames sit on the left */
   for (i = 0; i < n; i++) this.kids[i].sort(function (a, b) { return self.tot[b] - self.tot[a]; });
+  this.home = 0; /* the root shown when zoomed out (the sampled graph has one per site) */
   this.focus = 0;
   this.query = '';
   this.ROW = 18;
-  this.canvas = document.getElementById('fl-canvas');
+  this.canvas = document.getElementById(this.px + '-canvas');
   this.rects = [];
   this.bind();
   this.draw();
@@ -28,6 +34,7 @@ J.Flame = function (data) {
 };
 
 J.Flame.prototype.name = function (i) {
+  if (this.opts.name) return this.opts.name(i, this);
   if (this.p[i] < 0) return 'all';
   var s = this.sites[this.k[i]];
   return s ? s[0] : 'site ' + this.k[i];
@@ -49,15 +56,15 @@ J.Flame.prototype.draw = function () {
   ctx.font = '11.5px system-ui, sans-serif';
   ctx.textBaseline = 'middle';
   this.rects = [];
-  if (!n || !(this.tot[0] > 0)) {
-    ctx.fillStyle = '#5f6b7a'; ctx.fillText('No spans in this recording.', 10, 12);
+  if (!n || !(this.tot[this.home] > 0)) {
+    ctx.fillStyle = '#5f6b7a'; ctx.fillText(this.opts.empty || 'No spans in this recording.', 10, 12);
     this.renderCrumbs(ancestors);
     return;
   }
   var self = this, focusTot = Math.max(1, this.tot[this.focus]), scale = w / focusTot, matched = 0;
   function box(i, x, y, width, dim) {
     var h = self.ROW - 1, hit = self.matches(i);
-    var col = self.diff ? self.diff.color(i) : self.p[i] < 0 ? '#cfd6df' : J.siteColor(self.k[i]);
+    var col = self.diff ? self.diff.color(i) : self.p[i] < 0 ? '#cfd6df' : self.opts.color ? self.opts.color(i, self) : J.siteColor(self.k[i]);
     if (self.query && !hit) col = dim ? '#eef0f3' : '#e3e7ec';
     if (hit) col = '#e0457b';
     ctx.fillStyle = col;
@@ -87,12 +94,12 @@ J.Flame.prototype.draw = function () {
     var cx = x, kids = this.kids[i];
     for (var c = 0; c < kids.length; c++) { stack.push([kids[c], cx]); cx += this.tot[kids[c]] * scale; }
   }
-  document.getElementById('fl-match').textContent = this.query ? J.fmtPct(matched / focusTot) + ' matched' : '';
+  document.getElementById(this.px + '-match').textContent = this.query ? J.fmtPct(matched / focusTot) + ' matched' : '';
   this.renderCrumbs(ancestors);
 };
 
 J.Flame.prototype.renderCrumbs = function (ancestors) {
-  var nav = document.getElementById('fl-crumbs'), self = this;
+  var nav = document.getElementById(this.px + '-crumbs'), self = this;
   while (nav.firstChild) nav.removeChild(nav.firstChild);
   ancestors.forEach(function (i, idx) {
     if (idx) nav.appendChild(J.el('span', 'sep', '›'));
@@ -106,11 +113,11 @@ J.Flame.prototype.renderCrumbs = function (ancestors) {
 
 /* Highlight frames whose site name contains \p text, here and on the timeline. */
 J.Flame.prototype.search = function (text) {
-  var input = document.getElementById('fl-search');
+  var input = document.getElementById(this.px + '-search');
   if (input.value !== text) input.value = text;
   this.query = text.trim().toLowerCase();
   this.draw();
-  if (J.timeline) J.timeline.setHighlight(this.query);
+  if (J.timeline && this.px === 'fl') J.timeline.setHighlight(this.query);
 };
 
 J.Flame.prototype.zoom = function (i) {
@@ -139,16 +146,19 @@ J.Flame.prototype.bind = function () {
   c.addEventListener('mousemove', function (e) {
     var p = pos(e), i = self.hit(p[0], p[1]);
     if (i < 0) { J.tip.hide(); return; }
-    var root = Math.max(1, self.tot[0]), site = self.sites[self.k[i]] || [];
+    var root = Math.max(1, self.tot[self.home]), site = self.sites[self.k[i]] || [];
     var lines = ['total ' + J.fmtNs(self.tot[i]) + ' (' + J.fmtPct(self.tot[i] / root) + ' of all, ' +
-      J.fmtPct(self.tot[i] / Math.max(1, self.tot[self.focus])) + ' of view)',
-      'self ' + J.fmtNs(self.self[i] || 0) + ' · ' + J.fmtInt(self.calls[i] || 0) + ' calls'];
-    if (site[1]) lines.push(site[1] + (site[2] ? ':' + site[2] : ''));
+      J.fmtPct(self.tot[i] / Math.max(1, self.tot[self.focus])) + ' of view)'];
+    if (self.opts.describe) lines = lines.concat(self.opts.describe(i, self));
+    else {
+      lines.push('self ' + J.fmtNs(self.self[i] || 0) + ' · ' + J.fmtInt(self.calls[i] || 0) + ' calls');
+      if (site[1]) lines.push(site[1] + (site[2] ? ':' + site[2] : ''));
+    }
     if (self.diff) lines.push(self.diff.describe(i));
     J.tip.show(e.clientX, e.clientY, self.name(i), lines);
   });
   c.addEventListener('mouseleave', function () { J.tip.hide(); });
-  var input = document.getElementById('fl-search');
+  var input = document.getElementById(this.px + '-search');
   input.addEventListener('input', function () { self.search(input.value); });
-  document.getElementById('fl-reset').addEventListener('click', function () { self.zoom(0); });
+  document.getElementById(this.px + '-reset').addEventListener('click', function () { self.zoom(self.home); });
 };

@@ -13,6 +13,9 @@
   J.data = data;
   J.renderOverview(data);
   J.renderFindings(data);
+  J.renderAllocators(data);
+  J.renderAttrs(data);
+  J.renderMethods(data);
   J.timeline = new J.Timeline(data);
   J.flame = new J.Flame(data);
   if (data.baseline) {   /* the differential page: colour by change, list what moved */
@@ -20,6 +23,7 @@
     J.flame.draw();
     J.flame.diff.render();
   }
+  J.samples = new J.Samples(data);
   J.table = new J.SiteTable(data);
   var foot = document.getElementById('foot');
   foot.textContent = (data.generator || 'jager') + ' · rendered in ' + Math.round(performance.now() - t0) + ' ms';

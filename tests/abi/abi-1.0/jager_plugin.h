@@ -1,0 +1,260 @@
+/*
+ * jager_plugin.h — the Jäger plugin ABI (versioned vtables). The event record layout it
+ * emits and sinks receive is in jager_record.h, which this header includes.
+ *
+ * A plugin is a shared library `libjager-<name>.so` exporting one symbol,
+ * JAGER_PLUGIN_ENTRY_SYMBOL, that returns a jager_plugin_descriptor. The core passes it a
+ * jager_host_api table at init. Both tables carry their size and ABI version in their
+ * first fields and only ever grow at the end; a field is read only if the struct's
+ * struct_size covers it, so a newer core loads older plugins, and a plugin built against
+ * a newer minor runs on an older core by checking host->struct_size before using a field.
+ * A plugin built for another ABI major is refused with one diagnostic.
+ *
+ * Reading order: ABI versions, sinks, host API, plugin descriptor and entry point.
+ *
+ * Ownership words used below: "copied" (the callee keeps its own copy; the caller's memory
+ * may go right after the call), "borrowed" (read during the call only), "lives until X"
+ * (the pointer stays valid until X).
+ */
+/** \file
+ * See the comment above for this header's concern and reading order. */
+#ifndef JAGER_PLUGIN_H
+#define JAGER_PLUGIN_H
+
+#include <string.h>
+
+#include "jager.h"
+#include "jager_record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/** \name ABI versions
+ * Major changes break compatibility (a descriptor or host field changed meaning); minor
+ * versions only append fields. The core accepts any plugin whose abi_major equals
+ * JAGER_PLUGIN_ABI_MAJOR, whatever its minor.
+ */
+#define JAGER_PLUGIN_ABI_MAJOR 1 /**< plugins of another major are refused */
+#define JAGER_PLUGIN_ABI_MINOR 0 /**< fields appended to the tables */
+
+/** Export macro for a plugin's entry symbol (the only symbol a plugin should export). */
+#if defined(__GNUC__)
+#define JAGER_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define JAGER_PLUGIN_EXPORT
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/** \name Sinks
+ * A sink receives the drained records, one batch per thread ring per drain, on the
+ * collector thread (never concurrently with itself). A sink must not call back into
+ * emit functions. Callbacks may be NULL where marked optional.
+ */
+
+/** A batch of whole records from one thread. */
+typedef struct jager_batch {
+    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
+    uint32_t thread;       /**< thread index (1-based, see host->thread_info) */
+    const uint8_t *data;   /**< records back to back, no JAGER_EV_PAD */
+    size_t bytes; /**< bytes in data */
+    uint64_t events;       /**< records in data */
+} jager_batch;
+
+/** A sink vtable. The struct is copied at registration; \p ctx is passed back. */
+typedef struct jager_sink {
+    uint32_t struct_size;                    /**< sizeof(jager_sink) at build time */
+    uint32_t reserved; /**< 0; reserved for future use */
+    const char *name;                        /**< for diagnostics */
+    void *ctx; /**< opaque pointer passed back to every callback */
+    jager_status (*open)(void *ctx);         /**< optional; before the first batch */
+    jager_status (*write)(void *ctx, const jager_batch *batch); /**< required; non-zero counts the batch as dropped (JAGER_DROP_SINK) */
+    void (*flush)(void *ctx);                /**< optional; after each drain requested by jager_flush() and at close */
+    void (*close)(void *ctx);                /**< optional; after the last batch, before plugins shut down */
+} jager_sink;
+
+/**
+ * \brief Add a sink from the application (a custom exporter, a test's memory sink); the
+ *        struct is copied. A sink added before jager_init() serves the run it starts;
+ *        jager_shutdown() closes and forgets every sink.
+ * \return JAGER_OK; JAGER_E_INVALID (NULL, no write callback, struct_size too small);
+ *         JAGER_E_FULL (more than 16 sinks). [any-thread] \since 1.0
+ * \param sink the sink (copied); its ctx is borrowed and must live until the sink's close callback returns
+ */
+JAGER_API jager_status jager_sink_add(const jager_sink *sink);
+
+/* ------------------------------------------------------------------------------------ */
+/** \name Host API */
+
+/** Opaque handle naming one loaded plugin to the host. */
+typedef struct jager_plugin_handle jager_plugin_handle;
+
+/** \deprecated The 1.0 names of host->log levels: the jager_severity numbers JAGER_SEV_*. */
+#define JAGER_DIAG_DEBUG JAGER_SEV_DEBUG
+#define JAGER_DIAG_INFO JAGER_SEV_INFO   /**< \deprecated JAGER_SEV_INFO */
+#define JAGER_DIAG_WARN JAGER_SEV_WARN   /**< \deprecated JAGER_SEV_WARN */
+#define JAGER_DIAG_ERROR JAGER_SEV_ERROR /**< \deprecated JAGER_SEV_ERROR */
+
+/**
+ * The core's services for plugins. Passed to init; valid until the plugin's shutdown
+ * returns. Check struct_size before using a field added after 1.0.
+ */
+typedef struct jager_host_api {
+    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
+    uint16_t abi_major; /**< JAGER_PLUGIN_ABI_MAJOR of the host */
+    uint16_t abi_minor; /**< JAGER_PLUGIN_ABI_MINOR of the host */
+    /* ---- 1.0 ---- */
+    /** Register an event type named "<plugin>.<event>" (name and fields copied); same name
+     *  and fields again returns the same id, same name with other fields is
+     *  JAGER_E_INVALID; type_out (borrowed) receives the id. [any-thread] (lock) */
+    jager_status (*register_type)(jager_plugin_handle *self, const char *name,
+                                  const jager_field_desc *fields, uint32_t nfields, uint16_t *type_out);
+    /** Record an event of a registered type on the calling thread's ring (fields copied,
+     *  nfields values). time_ns 0 means now. Drops and counts when full. [any-thread][hot-path] */
+    void (*emit)(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
+    /** jager_now_ns(). [any-thread][hot-path] */
+    uint64_t (*now_ns)(void);
+    /** Intern a UTF-8 string (copied), returning a stable id (0 on error). [any-thread] (lock) */
+    uint32_t (*intern)(const char *s);
+    /** The text of a string id, or NULL. Lives until jager_shutdown(). [any-thread] */
+    const char *(*string)(uint32_t id);
+    /** A configuration value for this plugin: key (borrowed) "depth" of plugin "gc" reads
+     *  JAGER_GC_DEPTH from the environment. NULL if unset; the value is the environment's
+     *  and lives until the variable changes. [any-thread] */
+    const char *(*config)(jager_plugin_handle *self, const char *key);
+    /** A diagnostic of jager_severity \p level (message copied): to stderr (unless quiet)
+     *  and into the recording as JAGER_EV_DIAG. [any-thread] */
+    void (*log)(jager_plugin_handle *self, jager_severity level, const char *message);
+    /** Add a sink; the struct is copied, its ctx borrowed until the sink's close returns. [init-only: from init or start] */
+    jager_status (*register_sink)(jager_plugin_handle *self, const jager_sink *sink);
+    /** jager_stack_intern() (ips copied). [any-thread] (lock; not from signal handlers or GC callbacks) */
+    jager_stack_id (*stack_intern)(const uint64_t *ips, uint32_t n);
+    /** Describe a type id, or NULL; the description lives until jager_shutdown(). [any-thread] */
+    const jager_type_desc *(*type_info)(uint16_t type);
+    /** Describe a site: name, file (live until exit: sites outlive runs) and line; outputs
+     *  (borrowed) may be NULL. [any-thread] */
+    jager_status (*site_info)(jager_site site, const char **name, const char **file, uint32_t *line);
+    /** Describe a thread index: OS thread id and name (may be ""; lives until exit);
+     *  outputs (borrowed) may be NULL. [any-thread] */
+    jager_status (*thread_info)(uint32_t thread, uint64_t *os_tid, const char **name);
+    /** jager_metadata_set() (key and value copied). [any-thread] */
+    jager_status (*metadata_set)(const char *key, const char *value);
+    /** A run metadata value or NULL (host.name, process.pid, …); key borrowed, the value
+     *  lives until jager_shutdown(). [any-thread] */
+    const char *(*metadata_get)(const char *key);
+    /** Describe a counter id: name and unit live until exit; outputs (borrowed) may be NULL. [any-thread] */
+    jager_status (*counter_info)(jager_counter counter, const char **name, const char **unit, uint32_t *kind);
+    /** Stack addresses of an interned stack (innermost first; they live until exit). [any-thread] */
+    jager_status (*stack_get)(jager_stack_id id, const uint64_t **ips, uint32_t *n);
+    /** Sites currently open on the calling thread, innermost first, into out (borrowed,
+     *  cap entries); returns the count written (≤ cap). [any-thread][hot-path] */
+    uint32_t (*open_sites)(jager_site *out, uint32_t cap);
+    void *reserved[8]; /**< NULL; future minors put functions here */
+} jager_host_api;
+
+/* ------------------------------------------------------------------------------------ */
+/** \name Plugin descriptor and entry point */
+
+/**
+ * A typed option a plugin understands (self-description for `jager plugins`). It grows
+ * like the other tables, fields appended only, but it comes in an array, whose stride a
+ * host must know before reading the first element: so the descriptor carries it
+ * (jager_plugin_descriptor.option_size), and hosts read options through
+ * jager_plugin_option(), which copies the fields the plugin's size covers and zeroes the
+ * rest. Declare the array with JAGER_PLUGIN_OPTIONS().
+ */
+typedef struct jager_option_desc {
+    /* ---- 1.0 ---- */
+    const char *key;           /**< "depth": read as JAGER_<PLUGIN>_DEPTH */
+    const char *type;          /**< "int", "bool", "string", "bytes", "duration" */
+    const char *default_value; /**< default as text */
+    const char *help; /**< one line of help */
+} jager_option_desc;
+
+/** The size of a 1.0 jager_option_desc (four pointers): what option_size 0 stands for. */
+#define JAGER_OPTION_DESC_SIZE_1_0 (4 * sizeof(const char *))
+
+/**
+ * What a plugin's entry symbol returns. Static storage owned by the plugin. Callbacks may
+ * be NULL unless marked required. Called in this order: init (required) → start →
+ * flush* (collector thread, before each drain requested by jager_flush()) → stop (at
+ * jager_shutdown(), before the final drain: emit summaries here) → shutdown (after sinks
+ * closed; free everything) → dlclose.
+ */
+typedef struct jager_plugin_descriptor {
+    uint32_t struct_size;    /**< sizeof(jager_plugin_descriptor) the plugin was built with */
+    uint16_t abi_major;      /**< JAGER_PLUGIN_ABI_MAJOR the plugin was built with */
+    uint16_t abi_minor;      /**< JAGER_PLUGIN_ABI_MINOR the plugin was built with */
+    const char *name;        /**< must equal NAME in libjager-NAME.so */
+    const char *version;     /**< the plugin's own version string */
+    const char *description; /**< one line saying what the plugin records */
+    /* ---- 1.0 ---- */
+    /** Required. Register types and sinks; return JAGER_E_UNSUPPORTED to step aside quietly
+     *  with a reason logged through host->log (e.g. "not a Julia process"). */
+    jager_status (*init)(const jager_host_api *host, jager_plugin_handle *self, void **state);
+    jager_status (*start)(void *state); /**< optional: begin recording (after every plugin initialised) */
+    void (*flush)(void *state); /**< optional: collector thread, before each drain requested by jager_flush() */
+    void (*stop)(void *state); /**< optional: at jager_shutdown(), before the final drain; emit summaries here */
+    void (*shutdown)(void *state); /**< optional: free everything; sinks are closed */
+    /** Versioned extension tables, e.g. "jager.dispatch/1"; NULL if unknown. */
+    const void *(*get_extension)(void *state, const char *id);
+    const jager_option_desc *options; /**< typed options the plugin reads (may be NULL) */
+    uint32_t noptions; /**< entries in options */
+    /** sizeof(jager_option_desc) the plugin was built with (JAGER_PLUGIN_OPTIONS sets it);
+     *  0, as plugins built before it was named set it, reads as JAGER_OPTION_DESC_SIZE_1_0. \since 1.0 (was reserved0) */
+    uint32_t option_size;
+    void *reserved[8];       /**< NULL */
+} jager_plugin_descriptor;
+
+/** Fill a descriptor's options, noptions and option_size from a static array: `JAGER_PLUGIN_OPTIONS(my_options),` in its initializer. */
+#define JAGER_PLUGIN_OPTIONS(array) \
+    .options = (array), .noptions = (uint32_t)(sizeof(array) / sizeof((array)[0])), .option_size = (uint32_t)sizeof((array)[0])
+
+/**
+ * \brief Read option \p i of a plugin's descriptor with the plugin's own element size.
+ * \param d     the descriptor (borrowed); its struct_size must cover option_size or be the
+ *              1.0 size (then the options are read with the 1.0 layout).
+ * \param i     index below d->noptions.
+ * \param out   receives the option: the fields the plugin's size covers are copied, later
+ *              ones are zeroed. Its strings are borrowed from the plugin and live until it
+ *              is unloaded.
+ * \return 1 with \p out filled; 0 when \p i is out of range, the descriptor has no
+ *         options or its option_size is smaller than the 1.0 layout. [any-thread] \since 1.0
+ */
+static inline int jager_plugin_option(const jager_plugin_descriptor *d, uint32_t i, jager_option_desc *out)
+{
+    size_t stride, n;
+    if (!d || !out || !d->options || i >= d->noptions) return 0;
+    stride = d->option_size ? d->option_size : JAGER_OPTION_DESC_SIZE_1_0;
+    if (stride < JAGER_OPTION_DESC_SIZE_1_0) return 0;
+    n = stride < sizeof *out ? stride : sizeof *out;
+    memset(out, 0, sizeof *out);
+    memcpy(out, (const unsigned char *)d->options + (size_t)i * stride, n);
+    return 1;
+}
+
+/** The entry symbol's name. */
+#define JAGER_PLUGIN_ENTRY_SYMBOL "jager_plugin_entry"
+
+/**
+ * Signature of the entry symbol. The host passes its ABI version so a plugin may adapt;
+ * the plugin returns its descriptor (or NULL to refuse).
+ */
+typedef const jager_plugin_descriptor *(*jager_plugin_entry_fn)(uint32_t host_abi_major, uint32_t host_abi_minor);
+
+/** Declare the entry point in a plugin: `JAGER_PLUGIN_DEFINE_ENTRY(&my_descriptor)`. */
+#define JAGER_PLUGIN_DEFINE_ENTRY(desc_ptr)                                                   \
+    JAGER_PLUGIN_EXPORT const jager_plugin_descriptor *jager_plugin_entry(uint32_t host_abi_major, \
+                                                                          uint32_t host_abi_minor) \
+    {                                                                                         \
+        (void)host_abi_major;                                                                 \
+        (void)host_abi_minor;                                                                 \
+        return (desc_ptr);                                                                    \
+    }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JAGER_PLUGIN_H */

@@ -1,0 +1,181 @@
+/*
+ * jager_record.h — the event record layout: what rings carry, sinks receive and `.jgr`
+ * files store (part of libjager's stable ABI).
+ *
+ * Readers (jager_reader.h, the `jager` tools, custom sinks) need only this header and
+ * jager.h; plugins get it through jager_plugin.h. Layouts are fixed: a type id is never
+ * renumbered or reused, and a record type's fixed part never changes (a new field means a
+ * new type).
+ *
+ * Reading order: records (header, core event ids, the core record layouts), self-describing
+ * event types (field kinds, field and type descriptions).
+ */
+/** \file
+ * See the comment above for this header's concern and reading order. */
+#ifndef JAGER_RECORD_H
+#define JAGER_RECORD_H
+
+#include "jager.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------ */
+/** \name Records
+ * Every event is a record: an 8-byte header and a payload, 8-byte aligned, size a multiple
+ * of 8. The same bytes travel through the rings, reach sinks in batches and are stored in
+ * `.jgr` event blocks. Multi-byte fields are little-endian (native on the supported hosts).
+ */
+
+/** Record header. */
+typedef struct jager_record {
+    uint16_t type;  /**< a jager_core_event_type, or a plugin type id ≥ JAGER_EV_FIRST_PLUGIN */
+    uint16_t words; /**< total record size in 8-byte words, header included (≥ 1) */
+    uint32_t aux;   /**< per-type: site id, counter id, severity, … (see each type) */
+} jager_record;
+
+/** Largest record in bytes (words is 16 bits, and rings cap records at 1/8 of their size). */
+#define JAGER_RECORD_MAX_BYTES 65528u
+
+/** Core event type ids. Stable: never renumbered or reused. */
+typedef enum jager_core_event_type {
+    JAGER_EV_PAD = 0,        /**< ring padding; never reaches a sink */
+    JAGER_EV_SPAN = 1,       /**< jager_rec_span; aux = site */
+    JAGER_EV_LOG = 2,        /**< jager_rec_log; aux = jager_severity (1..24) | JAGER_LOG_TRUNCATED */
+    JAGER_EV_COUNTER = 3,    /**< jager_rec_counter; aux = counter id */
+    JAGER_EV_MARK = 4,       /**< jager_rec_mark; aux = string id of the name */
+    JAGER_EV_DROP = 5,       /**< jager_rec_drop; aux = jager_drop_reason */
+    JAGER_EV_DIAG = 6,       /**< jager_rec_diag; aux = jager_severity */
+    JAGER_EV_SPAN_ATTR = 7,  /**< jager_rec_span_attr; aux = site */
+    JAGER_EV_SPAN_ERROR = 8, /**< jager_rec_span_error; aux = site */
+    JAGER_EV_FIRST_PLUGIN = 256 /**< plugin types are numbered from here */
+} jager_core_event_type;
+
+/** A complete span (written at its end). 40 bytes. */
+typedef struct jager_rec_span {
+    jager_record h;     /**< type JAGER_EV_SPAN, aux = site */
+    uint64_t start_ns; /**< begin time (jager_now_ns base) */
+    uint64_t end_ns; /**< end time (jager_now_ns base) */
+    uint32_t span_id;   /**< per-thread id, 1-based */
+    uint32_t parent_id; /**< enclosing span's id on the same thread, 0 at top level */
+    uint64_t bytes;     /**< bytes allocated inside (jager_span_end_bytes), else 0 */
+} jager_rec_span;
+
+/**
+ * Attribute list encoding (used by logs and span attributes), repeated nattrs times:
+ * `u16 key_len, u16 kind (jager_attr_kind), u32 value_len, key bytes, value bytes, zero
+ * padding to 8`. I64/F64/BOOL values are 8 bytes; STR values are UTF-8 bytes.
+ */
+#define JAGER_LOG_TRUNCATED 0x100u /**< in jager_rec_log aux: body or attributes were cut */
+
+/** A log record: fixed part, then body (body_len bytes, padded to 8), then attributes. */
+typedef struct jager_rec_log {
+    jager_record h;       /**< type JAGER_EV_LOG, aux = severity | flags */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    uint32_t span_id;     /**< innermost open span on the thread, 0 if none */
+    uint32_t site;        /**< its site, 0 if none */
+    uint8_t trace_id[16]; /**< current trace context, zeros if none */
+    uint8_t ctx_span_id[8]; /**< span id of the current trace context, zeros if none */
+    uint32_t body_len; /**< body bytes (UTF-8, not NUL-terminated) */
+    uint32_t nattrs; /**< attributes that follow */
+} jager_rec_log;
+
+/** A counter sample. */
+typedef struct jager_rec_counter {
+    jager_record h; /**< type JAGER_EV_COUNTER, aux = counter id */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    double value;   /**< running total (monotonic) or level (gauge) */
+} jager_rec_counter;
+
+/** An instant mark. */
+typedef struct jager_rec_mark {
+    jager_record h; /**< type JAGER_EV_MARK, aux = string id */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+} jager_rec_mark;
+
+/** Events lost on one thread since its previous drop report (written by the collector). */
+typedef struct jager_rec_drop {
+    jager_record h; /**< type JAGER_EV_DROP, aux = jager_drop_reason */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    uint64_t count; /**< events lost */
+} jager_rec_drop;
+
+/** A diagnostic from the core or a plugin; text follows (text_len bytes, padded to 8). */
+typedef struct jager_rec_diag {
+    jager_record h;  /**< type JAGER_EV_DIAG, aux = severity */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    uint32_t source; /**< string id of the plugin name, or of "core" */
+    uint32_t text_len; /**< text bytes that follow */
+} jager_rec_diag;
+
+/** Attributes of an open span; an attribute list follows. */
+typedef struct jager_rec_span_attr {
+    jager_record h; /**< type JAGER_EV_SPAN_ATTR, aux = site */
+    uint32_t span_id; /**< the span's per-thread id */
+    uint32_t nattrs; /**< attributes that follow */
+} jager_rec_span_attr;
+
+/** A span marked as failed; message follows (msg_len bytes, padded to 8). */
+typedef struct jager_rec_span_error {
+    jager_record h; /**< type JAGER_EV_SPAN_ERROR, aux = site */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    uint32_t span_id; /**< the span's per-thread id */
+    uint32_t msg_len; /**< message bytes that follow */
+} jager_rec_span_error;
+
+/**
+ * A plugin record: header (aux free for the plugin, 0 by default), `u64 time_ns`, then
+ * one 8-byte value per field of the registered type, in declaration order.
+ */
+typedef struct jager_rec_plugin {
+    jager_record h; /**< record header */
+    uint64_t time_ns; /**< event time (jager_now_ns base) */
+    uint64_t fields[]; /**< reinterpret per jager_field_desc.kind */
+} jager_rec_plugin;
+
+/* ------------------------------------------------------------------------------------ */
+/** \name Self-describing event types
+ * What a plugin registers (host->register_type) and what readers get back
+ * (jager_reader_type(), host->type_info) to decode a plugin record's fields.
+ */
+
+/** Field kinds of plugin event types. Stable values; stored as uint16_t in files. */
+typedef enum jager_field_kind {
+    JAGER_FIELD_U64 = 1,
+    JAGER_FIELD_I64 = 2,
+    JAGER_FIELD_F64 = 3,
+    JAGER_FIELD_STRING = 4,   /**< a string id (see intern); readers show the text */
+    JAGER_FIELD_STACK = 5,    /**< a jager_stack_id */
+    JAGER_FIELD_TIME_NS = 6,  /**< a timestamp on the jager_now_ns() base */
+    JAGER_FIELD_DURATION_NS = 7,
+    JAGER_FIELD_BYTES = 8,    /**< a byte count */
+    JAGER_FIELD_SITE = 9,     /**< a jager_site */
+    JAGER_FIELD_BOOL = 10
+} jager_field_kind;
+
+/** One field of an event type. */
+typedef struct jager_field_desc {
+    const char *name; /**< snake_case, unique within the type */
+    uint32_t kind;    /**< a jager_field_kind */
+    uint32_t reserved; /**< 0; reserved for future use */
+} jager_field_desc;
+
+/** A registered event type, as the host and readers describe it. */
+typedef struct jager_type_desc {
+    uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
+    uint16_t id;        /**< the record type */
+    uint16_t builtin;   /**< 1 for core types (fixed layouts above), 0 for plugin types */
+    const char *name;   /**< "<plugin>.<event>", e.g. "gc.pause"; core types "span", "log", … */
+    uint32_t nfields; /**< number of fields */
+    const jager_field_desc *fields; /**< field descriptions, nfields entries */
+} jager_type_desc;
+
+/** Maximum fields in one plugin event type. */
+#define JAGER_MAX_FIELDS 32
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JAGER_RECORD_H */

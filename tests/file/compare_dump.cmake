@@ -1,0 +1,10 @@
+# `jager dump IN` must print exactly EXPECT (a fixture's dump as its writer's release read it).
+execute_process(COMMAND "${JAGER}" dump "${IN}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+file(READ "${EXPECT}" want)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "jager dump ${IN} failed (${rc})")
+endif()
+if(NOT out STREQUAL want)
+  file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/dump-got.jsonl" "${out}")
+  message(FATAL_ERROR "jager dump ${IN} differs from ${EXPECT} (got: ${CMAKE_CURRENT_BINARY_DIR}/dump-got.jsonl)")
+endif()

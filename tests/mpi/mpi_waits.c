@@ -1,0 +1,48 @@
+/* Known wait states for the hunt rules (tests/mpi/test_mpi_aggregate.js). The "work" is
+ * sleeping, so the shares do not depend on how loaded the test machine's cores are.
+ *   late       rank 1 works 50 ms before each of 5 sends to rank 0, which receives at once:
+ *              late_sender, rank 0 waits ~250 ms in MPI_Recv for rank 1
+ *   balanced   every rank works 100 ms, then a ring exchange and an allreduce: no wait findings
+ *   imbalance  the last rank works 60 ms, the others 10 ms, before each of 5 MPI_Allreduce:
+ *              collective_wait, the others wait ~250 ms each for the last rank */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static void work_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+__attribute__((visibility("default"))) int main(int argc, char **argv) /* named by dladdr in the findings */
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, x = 1, y = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *mode = argc > 1 ? argv[1] : "balanced";
+    MPI_Barrier(MPI_COMM_WORLD); /* start together: ranks leave MPI_Init at different times */
+    for (int it = 0; it < 5; it++) {
+        if (!strcmp(mode, "late")) {
+            if (rank == 1) {
+                work_ms(50);
+                MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+            } else if (rank == 0) {
+                MPI_Recv(&y, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        } else if (!strcmp(mode, "imbalance")) {
+            work_ms(rank == size - 1 ? 60 : 10);
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        } else {
+            work_ms(100);
+            MPI_Sendrecv(&x, 1, MPI_INT, (rank + 1) % size, 3, &y, 1, MPI_INT, (rank + size - 1) % size, 3,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* model_map.h — the tools' hash map: (a, b) → uint32, open addressing with linear
+ * probing (model_map.c). Keys are ids (site, stack, string, thread, node index); JM_NONE
+ * (model.h) is never a value. The model builds its tables with it, and the export and
+ * report layers key their stacks and call paths with it, instead of a table each. */
+#ifndef JAGER_TOOLS_MODEL_MAP_H
+#define JAGER_TOOLS_MODEL_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/** A map; zero it before first use. */
+typedef struct jm_map {
+    uint64_t *ka, *kb;
+    uint32_t *val;   /* JM_NONE marks an empty slot */
+    size_t cap;      /* power of two, 0 before first insert */
+    size_t count;
+} jm_map;
+
+/** The value for (a, b), or JM_NONE. */
+uint32_t jm_map_get(const jm_map *m, uint64_t a, uint64_t b);
+/** Insert (a, b) → v (the key must be absent). \return 0, or -1 on out of memory. */
+int jm_map_put(jm_map *m, uint64_t a, uint64_t b, uint32_t v);
+/** Remove (a, b). \return 0, or -1 when it was absent. */
+int jm_map_del(jm_map *m, uint64_t a, uint64_t b);
+/** Forget every entry; keeps the storage unless it is large. */
+void jm_map_clear(jm_map *m);
+/** Free its storage (a zeroed map is fine). */
+void jm_map_free(jm_map *m);
+
+#endif
