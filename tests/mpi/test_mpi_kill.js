@@ -2,46 +2,19 @@
 // finish, the job file holds their data and names rank 2 missing, rank 2's own file keeps
 // what it recorded before it died, and `jager merge` puts it back as a rank cut short.
 //
-// MPICH's Hydra tears the whole job down the moment a rank dies (docs/mpi.md, "Clocks"),
-// so each rank runs under `sh -c 'prog; sleep'`: Hydra sees its child, the shell, live on,
-// as a launcher that keeps the other ranks (Slurm's --no-kill, a resilient runtime) would.
-// After the job file appears (or a generous deadline), the launcher is torn down by
-// this test: the survivors' MPI_Finalize cannot complete without the dead rank.
+// The launch is killed_job.js's (each rank under `sh -c 'prog; sleep'`, so Hydra keeps the
+// survivors); the gather here is the direct one (every rank to rank 0).
 'use strict';
 const fs = require('fs');
-const { spawn } = require('child_process');
 const u = require('./mpiutil');
+const { runKilled, count } = require('./killed_job');
 const { check, E } = u;
 
 const J = (args) => u.run(E.JAGER_BIN, args);
-const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
 
 (async () => {
   const job = u.tmp('run.jgr');
-  const env = { JAGER_OUTPUT: job, JAGER_MPI_AGGREGATE: '1', JAGER_MPI_TIMEOUT_MS: '2000', JM_PRE: u.preload() };
-  const args = ['-n', '4'];
-  for (const [k, v] of Object.entries(env)) args.push('-genv', k, v);
-  args.push('sh', '-c', 'LD_PRELOAD="$JM_PRE" "$0" "$@"; sleep 300', u.bin('mpi_kill'), '2');
-  const child = spawn(E.MPIEXEC, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-    env: Object.assign({}, E, { JAGER_QUIET: '1' }) });
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  child.stdout.on('data', () => {});
-  let exited = false;
-  child.on('exit', () => { exited = true; });
-  const tearDown = () => { try { process.kill(-child.pid, 'SIGKILL'); } catch (e) { /* gone */ } };
-  process.on('exit', tearDown);
-
-  // the job file is renamed into place once rank 0 has every part that came
-  const t0 = Date.now();
-  while (!fs.existsSync(job) && !exited && Date.now() - t0 < 180000) await sleep(200);
-  const appeared = fs.existsSync(job);
-  check(appeared, `the job file appears although rank 2 was killed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  await sleep(500); // rank 0 also says so on stderr; the file itself is complete at rename
-  try { process.kill(-child.pid, 'SIGTERM'); } catch (e) { /* gone */ }
-  for (let i = 0; i < 100 && !exited; i++) await sleep(100);
-  tearDown();
-  if (!appeared) u.done();
+  if (!(await runKilled(job, 2))) u.done();
 
   // the job file: ranks 0, 1, 3 with all their calls, rank 2 named missing
   const inf = J(['info', job]);
@@ -49,7 +22,6 @@ const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
   const dj = J(['dump', job]).out.trim().split('\n').map((l) => JSON.parse(l));
   const ranks = [...new Set(dj.map((e) => e.rank))].sort();
   check(JSON.stringify(ranks) === '[0,1,3]', `the job file holds ranks 0, 1, 3 (${ranks})`);
-  const count = (evs, rank, f) => evs.filter((e) => e.rank === rank && e.type === 'mpi.call' && e.fields.func === f).length;
   const exact = [0, 1, 3].every((k) => count(dj, k, 'MPI_Init') === 1 && count(dj, k, 'MPI_Allreduce') === 5 &&
     count(dj, k, 'MPI_Sendrecv') === 3 && count(dj, k, 'MPI_Finalize') === 1);
   check(exact, 'each survivor: exactly 1 MPI_Init, 5 MPI_Allreduce, 3 MPI_Sendrecv, 1 MPI_Finalize');
