@@ -163,8 +163,12 @@ static uint32_t entry_node(jg_tls *t, jg_paths *p, uint32_t q)
 
 jg_path *jg_path_resolve(jg_tls *t, uint32_t d, jager_site site, uint32_t parent)
 {
-    if (!t->paths && !(t->paths = paths_new(t->thread))) return &t->path_void;
     jg_paths *p = t->paths;
+    if (!p) {
+        if (!(p = paths_new(t->thread))) return &t->path_void;
+        /* published to the file sink's reader (visit_live, on the collector thread) whole */
+        __atomic_store_n(&t->paths, p, __ATOMIC_RELEASE);
+    }
     if (d == JG_DEPTH_UNKNOWN) return node_at(p, JG_PATH_OVERFLOW);
     /* The parent: the innermost open span below \p d with its id (none: a root span, as a
      * task's first span or one recorded from another thread's begin). */
@@ -220,7 +224,9 @@ static void visit(const jg_paths *p, const foreach_arg *fa)
     fa->fn(&v, fa->arg);
 }
 
-static void visit_live(jg_tls *t, void *arg) { visit(t->paths, arg); }
+/* The owner publishes its table lazily at its first span end (jg_path_resolve), outside
+ * the threads lock this runs under; setting it back to NULL happens under that lock. */
+static void visit_live(jg_tls *t, void *arg) { visit(__atomic_load_n(&t->paths, __ATOMIC_ACQUIRE), arg); }
 
 /* Live tables first (jg_tls_foreach takes the threads lock), then the retired ones under
  * the same lock: a thread exiting in between moves its table from one list to the other,
