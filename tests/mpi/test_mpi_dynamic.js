@@ -29,8 +29,10 @@ if (!u.E.JAGER_MPI_TEST_ASAN) {
     `hooks off: the deep-bound library's calls are missed (${counts(u.tmp('deep0.0.jgr'))})`);
 }
 
-// Julia ccall
-if (!u.E.JULIA) {
+// Julia ccall (Julia itself dlopens libpcre2 with RTLD_DEEPBIND: not in ASan builds either)
+if (u.E.JAGER_MPI_TEST_ASAN) {
+  console.log('note: ASan build, the Julia case is left out (Julia dlopens with RTLD_DEEPBIND, which ASan refuses)');
+} else if (!u.E.JULIA) {
   console.log('FAIL no Julia (scripts/install-julia.sh): the ccall case is not checked');
   process.exitCode = 1;
 } else {

@@ -90,7 +90,8 @@ static int cmp_thread(const void *a, const void *b)
 
 int sp_finish(sp_orderer *o)
 {
-    qsort(o->threads, o->nthreads, sizeof *o->threads, cmp_thread); /* index order; the map is stale now */
+    if (o->nthreads) /* threads is NULL for a part with no spans */
+        qsort(o->threads, o->nthreads, sizeof *o->threads, cmp_thread); /* index order; the map is stale now */
     jm_map_free(&o->slot);
     for (uint32_t i = 0; i < o->nthreads; i++)
         if (flush_thread(o, &o->threads[i])) return -1;

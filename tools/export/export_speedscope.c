@@ -280,7 +280,8 @@ static int ss_finish(void *st)
                 ls->left_plugin, ls->left_plugin == 1 ? "" : "s", ls->left_core);
     ss_state *s = st;
     if (sp_finish(s->ord)) return s->failed ? -1 : (errno = ENOMEM, fail(s, "out of memory"));
-    qsort(s->threads, s->nthreads, sizeof *s->threads, cmp_thread); /* profiles in index order */
+    if (s->nthreads) /* threads is NULL for a part with no spans */
+        qsort(s->threads, s->nthreads, sizeof *s->threads, cmp_thread); /* profiles in index order */
     jm_map_free(&s->slot);
     FILE *f = s->f;
     tu_buf *b = &s->b;

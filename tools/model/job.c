@@ -360,7 +360,7 @@ int jm_job_write(const jm_job *j, const char *path)
     uint32_t *end = malloc(4 + 4 * j->nmissing);
     if (end) {
         end[0] = (uint32_t)j->nmissing;
-        memcpy(end + 1, j->missing, 4 * j->nmissing);
+        if (j->nmissing) memcpy(end + 1, j->missing, 4 * j->nmissing); /* missing is NULL when none */
         bad |= frame(f, "JAGEREND", end, (uint32_t)(4 + 4 * j->nmissing));
         free(end);
     } else {
