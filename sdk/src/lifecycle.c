@@ -256,6 +256,11 @@ static void measure_span_cost(void)
  * them records nothing and says so. */
 static int fork_locks_held;  /* the prepare handler holds the three locks (forking thread) */
 static pid_t fork_parent;    /* the recording process that forked, seen in the child */
+/* A child (or a child's child) of a recording process whose JAGER_OUTPUT has no %p: it
+ * records nothing, and says so once when it leaves by exit(), quick_exit() or _exit() —
+ * a child that execs runs none of that and stays silent (docs/configuration.md, "fork()
+ * without exec"). Set only in the child's copy of memory (a vfork() child sees 0). */
+static pid_t unrecorded_parent;
 
 static void fork_prepare(void)
 {
@@ -301,7 +306,7 @@ static int fork_child_start(int whole, const char **why)
     const char *out = jg_cfg.c.output;
     if (!out || !*out || !own_path[0]) return *why = NULL, -1;
     jg_launch_output_path(path, sizeof path, out, env_out && !strcmp(env_out, out));
-    if (!strcmp(path, own_path)) return *why = NULL, -1; /* no %p: the parent's file */
+    if (!strcmp(path, own_path)) return unrecorded_parent = fork_parent, *why = NULL, -1; /* no %p: the parent's file */
     if (!whole) return *why = "it was forked while another thread was starting or stopping the recording", -1;
     if (!fork_locks_held)
         return *why = in_life || jg_plugins_in_callback() ? "it was forked from inside the recorder (a plugin's callback)"
@@ -336,6 +341,7 @@ static int fork_child_start(int whole, const char **why)
 static void after_fork_in_child(void)
 {
     set_enabled(0);
+    if (unrecorded_parent) unrecorded_parent = getppid(); /* a child of an unrecorded child: the same */
     atomic_store_explicit(&fork_child_recording, 0, memory_order_relaxed);
     /* The three locks: released when the prepare handler took them (this thread holds the
      * copies, and the tables behind them are whole), else made anew (a thread gone here
@@ -389,8 +395,24 @@ __attribute__((constructor)) static void find_real_exit(void)
     memcpy(&real_exit, &f, sizeof f);
 }
 
+/* The once-only line of an unrecorded child (see unrecorded_parent). write(2), not stdio: a
+ * thread of the parent may have held stdio's lock at the fork. */
+static void say_unrecorded(void)
+{
+    pid_t parent = unrecorded_parent;
+    if (!parent || getpid() == owner_pid || JG_CFG(quiet)) return;
+    unrecorded_parent = 0;
+    char line[PATH_MAX + 200];
+    int n = snprintf(line, sizeof line,
+                     "jager: process %d, forked by %d, recorded nothing: JAGER_OUTPUT (%s) has no %%p, so it names "
+                     "the parent's file; put %%p in it to record each process\n",
+                     (int)getpid(), (int)parent, own_path);
+    if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
 __attribute__((noreturn)) static void exit_now(int status)
 {
+    say_unrecorded();
     if (atomic_load_explicit(&fork_child_recording, memory_order_relaxed) && getpid() == owner_pid && !in_life &&
         !jg_plugins_in_callback())
         jager_shutdown();
@@ -407,6 +429,7 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status) { exit_n
 static void at_exit_finish(void)
 {
     if (getpid() == owner_pid) jager_shutdown();
+    else say_unrecorded();
 }
 
 /* SIGINT and SIGTERM (JAGER_SIGNALS=0 leaves them alone). The handler does only

@@ -33,7 +33,9 @@ sites() { "$jager" summary "$1" 2>/dev/null | awk '$1 ~ /^launch\./ { print $1 "
 
 PARENT="launch.bg=5000 launch.parent=200 "
 
-# run WHAT OUTPUT MODE HOW: PROG forkwork 3 HOW in a fresh folder $d, MODE preload or init
+# run WHAT OUTPUT MODE HOW [SAID]: PROG forkwork 3 HOW in a fresh folder $d, MODE preload or
+# init; stderr holds exactly SAID (default 0) lines "…, recorded nothing: JAGER_OUTPUT (…) has
+# no %p…" — one from each process that records nothing — and no other line of jager's
 run() {
   n=$((n + 1))
   d="$top/f$n"
@@ -46,7 +48,13 @@ run() {
   fi
   rc=$?
   [ $rc -eq 0 ] || fail "$what: exit status $rc ($(cat "$d/stderr"))"
-  if grep -q jager "$d/stderr"; then fail "$what: stderr says: $(cat "$d/stderr")"; fi
+  said=$(grep -c "^jager: process [0-9]*, forked by [0-9]*, recorded nothing: JAGER_OUTPUT (.*) has no %p" "$d/stderr")
+  other=$(grep jager "$d/stderr" | grep -vc "recorded nothing: JAGER_OUTPUT")
+  if [ "$said" != "${5:-0}" ] || [ "$other" != 0 ]; then
+    fail "$what: stderr (want ${5:-0} 'recorded nothing' lines, nothing else of jager's): $(cat "$d/stderr")"
+  elif [ "${5:-0}" != 0 ]; then
+    ok "$what: each of the ${5} processes that record nothing says so once"
+  fi
   rm -f "$d/stderr"
 }
 
@@ -104,8 +112,8 @@ for how in exit _exit nested; do
   [ $how = nested ] && nested=1
   run "preload %p, workers leave by $how" 'w.%p.jgr' preload $how; per_process "$what" $nested
   run "jager_init %p, workers leave by $how" 'w.%p.jgr' init $how; per_process "$what" $nested
-  run "preload no %p, workers leave by $how" run.jgr preload $how; one_file "$what"
-  run "jager_init no %p, workers leave by $how" run.jgr init $how; one_file "$what"
+  run "preload no %p, workers leave by $how" run.jgr preload $how $((3 + nested)); one_file "$what"
+  run "jager_init no %p, workers leave by $how" run.jgr init $how $((3 + nested)); one_file "$what"
 done
 
 # forks while another thread keeps the recorder's locks busy (registering sites, recording
