@@ -71,6 +71,8 @@ void hunt_rule_low_occupancy(const jm_model *m, hunt_list *l);
 void hunt_rule_unannotated(const jm_model *m, hunt_list *l);
 /** Name the hot functions inside each slow_region finding already in \p l. */
 void hunt_samples_annotate(const jm_model *m, hunt_list *l);
+/* hunt_rules_openmp.c: OpenMP regions (openmp plugin's roles) */
+void hunt_rule_small_regions(const jm_model *m, hunt_list *l);
 /* hunt_rules_rusage.c: the rusage plugin's readings */
 void hunt_rule_descheduled(const jm_model *m, hunt_list *l);
 void hunt_rule_page_faults(const jm_model *m, hunt_list *l);

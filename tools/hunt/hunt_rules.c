@@ -15,6 +15,7 @@ static const char *const kind_names[HUNT_KIND_COUNT] = {
     "plugin_events", "small_kernels", "launch_bound", "transfer_bound", "low_occupancy",
     "unannotated_hotspot", "requested_collections", "descheduled", "page_faults", "calls_differ_by_input",
     "late_sender", "late_receiver", "collective_wait", "mpi_time", "small_messages", "supply_chain", "job_incomplete",
+    "small_parallel_regions",
 };
 
 const char *hunt_kind_name(hunt_kind k) { return k < HUNT_KIND_COUNT ? kind_names[k] : "unknown"; }
@@ -257,6 +258,7 @@ int hunt_run(const jm_model *m, const hunt_options *o, hunt_finding **out, size_
     hunt_rule_allocations(m, &l);
     hunt_rule_exceptions(m, &l);
     hunt_rule_load_imbalance(m, &l);
+    hunt_rule_small_regions(m, &l);
     hunt_rule_type_instability(m, &l);
     hunt_rule_dispatch_diversity(m, &l);
     hunt_rule_specializations(m, &l);

@@ -42,6 +42,7 @@ typedef enum hunt_kind {
     HUNT_SMALL_MESSAGES,    /**< many tiny point-to-point messages that could be aggregated (mpi) */
     HUNT_SUPPLY_CHAIN,      /**< the code that ran differs from its lock (security events; ranked first) */
     HUNT_JOB_INCOMPLETE,    /**< ranks of a job missing, or whose recording was cut short (killed, crashed) */
+    HUNT_SMALL_PARALLEL_REGIONS, /**< OpenMP regions too small for their fork and join (openmp plugin) */
     HUNT_KIND_COUNT
 } hunt_kind;
 

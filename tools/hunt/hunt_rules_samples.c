@@ -5,6 +5,7 @@
  *   slow_region details  which functions the samples inside a slow region's spans found hot
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "hunt_priv.h"
 
@@ -15,6 +16,17 @@
 #define UNANNOTATED_MIN_WEIGHT 10u
 #define UNANNOTATED_MAX 5u
 
+/* An OpenMP runtime's own code (libgomp, LLVM's libomp, Intel's libiomp5): outside spans its
+ * threads spin or sleep between regions (OMP_WAIT_POLICY), which no span of the program's
+ * could annotate; its time inside regions is already the regions' (small_parallel_regions,
+ * load_imbalance). Unsymbolised frames carry the module's path as their file. */
+static int in_openmp_runtime(const jm_sample_fn *f)
+{
+    const char *file = f->file ? f->file : "", *fn = f->func ? f->func : "";
+    return strstr(file, "libgomp") || strstr(file, "libomp") || strstr(file, "libiomp") || !strncmp(fn, "gomp_", 5) ||
+           !strncmp(fn, "__kmp", 5);
+}
+
 void hunt_rule_unannotated(const jm_model *m, hunt_list *l)
 {
     const jm_samples *s = &m->samples;
@@ -24,7 +36,7 @@ void hunt_rule_unannotated(const jm_model *m, hunt_list *l)
     for (uint32_t i = 0; i < s->nfns && made < UNANNOTATED_MAX; i++) {
         const jm_sample_fn *f = &s->fns[i];
         double share = (double)f->outside / (double)s->weight;
-        if (f->outside < UNANNOTATED_MIN_WEIGHT || share < UNANNOTATED_MIN_SHARE) continue;
+        if (f->outside < UNANNOTATED_MIN_WEIGHT || share < UNANNOTATED_MIN_SHARE || in_openmp_runtime(f)) continue;
         hunt_finding *h = hunt_add(l, HUNT_UNANNOTATED_HOTSPOT, share >= UNANNOTATED_PROBLEM_SHARE ? 2 : 1,
                                    (double)f->outside * per_weight, m);
         if (!h) return;

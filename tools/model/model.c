@@ -520,7 +520,8 @@ static void resolve_role(jm_model *m, uint16_t type)
     const jager_type_desc *d = jager_reader_type(m->reader, type);
     if (!d || !d->name) return;
     if (jp_in_plugin(d->name, &jp_gc) || jp_in_plugin(d->name, &jp_dispatch) || jp_in_plugin(d->name, &jp_cuda)
-        || jp_in_plugin(d->name, &jp_sampler) || jp_in_plugin(d->name, &jp_mpi)) /* mpi: model_mpi.c, hunt_rules_mpi.c */
+        || jp_in_plugin(d->name, &jp_sampler) || jp_in_plugin(d->name, &jp_mpi) /* mpi: model_mpi.c, hunt_rules_mpi.c */
+        || jp_in_plugin(d->name, &jp_openmp)) /* openmp.summary: the plugin's own counts, shown by summary */
         p->role[type] = JM_ROLE_FAMILIAR;
     for (size_t i = 0; i < sizeof role_defs / sizeof role_defs[0]; i++) {
         const struct role_def *rd = &role_defs[i];
