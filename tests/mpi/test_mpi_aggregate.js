@@ -209,8 +209,11 @@ else {
   check(ls.length === 1 && x.evidence.waiting_rank === 0 && x.evidence.late_rank === 1 &&
     x.evidence.late_rank_descheduled_ns !== undefined,
     `late with rusage: one late_sender, rank 0 waiting for rank 1, with the late rank's descheduled time (${JSON.stringify(ls.map((y) => y.title))})`);
-  if (x) check(x.evidence.late_rank_descheduled_ns < 25e6,
-    `late with rusage: rank 1 off the CPU less than half of its 50 ms sleeps per message (${(x.evidence.late_rank_descheduled_ns / 1e6).toFixed(2)} ms)`);
+  // Per message rank 1 sleeps 50 ms and then may wait for a CPU (the other ranks poll in MPI:
+  // on a loaded machine that wait is real, 100+ ms); its time outside MPI holds both, so the
+  // sleep is not counted as descheduled when at least 40 of those 50 ms are left out.
+  if (x) check(x.evidence.late_rank_descheduled_ns <= x.evidence.late_rank_work_ns - 40e6,
+    `late with rusage: rank 1's 50 ms sleeps are not counted as off the CPU (descheduled ${(x.evidence.late_rank_descheduled_ns / 1e6).toFixed(2)} ms of ${(x.evidence.late_rank_work_ns / 1e6).toFixed(2)} ms outside MPI per message)`);
   const job2 = u.tmp('ru2.jgr');
   u.mpiexec(3, ru({ JAGER_OUTPUT: job2 }), waits, ['imbalance']);
   const cw = ofKind(hunt([job2]), 'collective_wait');

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #define JG_SUPPLY_EXIT 78
 #ifndef JS_WATCH_MS
 #define JS_WATCH_MS 100 /* how often the watcher reads the loader's counters */
@@ -338,11 +340,28 @@ static void cv_init(void)
     pthread_atfork(NULL, NULL, forget_in_child);
 }
 
+static void check_finish(void);
+
+/* OpenSSL frees its global state (locks, algorithm tables) in an atexit handler, which runs
+ * before libjager's shutdown when the program returns from main: a check thread still
+ * hashing then used freed locks (a SIGSEGV in CRYPTO_THREAD_read_lock, 3 % of `basename`
+ * runs under JAGER_LOCK in zero-code mode). So OpenSSL is asked not to clean up at exit
+ * (honoured when this is the process's first use of it; the process is ending anyway),
+ * and, for a program that initialised OpenSSL before us, the check is finished by a handler
+ * registered after OpenSSL's, which atexit runs before it (last in, first out). */
+static void finish_before_openssl_cleanup(void) { check_finish(); }
+static void openssl_at_exit_once(void)
+{
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+    atexit(finish_before_openssl_cleanup);
+}
+
 static void check_start(void)
 {
     if (!lock_path || watcher_running) return;
-    static pthread_once_t cv_once = PTHREAD_ONCE_INIT;
+    static pthread_once_t cv_once = PTHREAD_ONCE_INIT, ssl_once = PTHREAD_ONCE_INIT;
     pthread_once(&cv_once, cv_init);
+    pthread_once(&ssl_once, openssl_at_exit_once);
     watch_stop = 0;
     int rc = host.thread_start ? host.thread_start(&watcher, 0, watcher_main, NULL) : pthread_create(&watcher, NULL, watcher_main, NULL);
     if (rc == 0) watcher_running = 1;
