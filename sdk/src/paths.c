@@ -19,6 +19,7 @@ struct jg_paths {
     _Atomic(uint32_t) count;                 /* nodes published */
     uint32_t thread;
     _Atomic(jg_path *) chunks[MAX_CHUNKS];
+    /* not jg_idmap (containers.h): 4-byte slots, (parent, site) compared inline, no hash or callback per probe */
     uint32_t *hash;                          /* owner only: node indices, 0 = empty slot */
     uint32_t hash_cap;                       /* power of two */
     struct jg_paths *next_retired;

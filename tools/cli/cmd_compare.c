@@ -168,7 +168,6 @@ int cmd_compare(int argc, char **argv)
     const char *markdown = NULL, *comment = NULL, *out_path = NULL, *threshold = NULL, *alpha = NULL;
     const char *gha = getenv("GITHUB_ACTIONS");
     int annotations = gha && !strcmp(gha, "true"), any_machine = 0, do_calibrate = 0, do_history = 0;
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) do_history |= !strcmp(argv[i], "--history");
     const cli_opt opts[] = {
         CLI_STRING_OPT("--threshold", NULL, &threshold), CLI_STRING_OPT("--alpha", NULL, &alpha),
         CLI_STRING_OPT("--markdown", NULL, &markdown), CLI_STRING_OPT("--comment", NULL, &comment),
@@ -179,12 +178,17 @@ int cmd_compare(int argc, char **argv)
         {.name = "--calibrate", .kind = CLI_FLAG, .dest = &do_calibrate, .flag_value = 1},
         {.name = "--history", .kind = CLI_FLAG, .dest = &do_history, .flag_value = 1},
     };
-    const cli_spec spec = {"compare", usage, opts, sizeof opts / sizeof opts[0], 2, do_history ? (size_t)argc : 2, 0, "file"};
+    /* Any number of files for --history, wherever it stands: counted after the parse. */
+    const cli_spec spec = {"compare", usage, opts, sizeof opts / sizeof opts[0], 2, (size_t)argc, 0, "file"};
     const char *pos[2] = {0};
     const char **posv = calloc((size_t)argc + 1, sizeof *posv);
     size_t npos = 0;
     if (!posv) return EXIT_BAD;
     int parsed = cli_parse(&spec, argc, argv, posv, &npos);
+    if (parsed == 0 && !do_history && npos > 2) {
+        fprintf(stderr, "jager compare: at most 2 files\n");
+        parsed = -1;
+    }
     if (parsed == 0 && do_history) {
         jc_options ho;
         jc_options_default(&ho);

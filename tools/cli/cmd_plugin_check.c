@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "jager.h"
 #include "model.h"
@@ -119,28 +120,29 @@ static void rule(int ok, const char *what, const char *detail)
     if (!ok) failures++;
 }
 
+static void usage(FILE *out)
+{
+    fputs("usage: jager plugin-check [--timeout-ms N] PATH/libjager-NAME.so\n"
+          "Loads the plugin in a scratch process, runs its lifecycle twice under a short\n"
+          "recording and reports every rule it breaks (exit 2), or none (exit 0).\n"
+          "--timeout-ms: kill the scratch process after N ms (default 20000): a hang.\n",
+          out);
+}
+
 int cmd_plugin_check(int argc, char **argv)
 {
-    long limit_ms = LIMIT_MS;
-    if (argc == 4 && !strcmp(argv[1], "--timeout-ms")) {
-        char *e;
-        limit_ms = strtol(argv[2], &e, 10);
-        if (*e || limit_ms < 100 || limit_ms > 3600000) {
-            fprintf(stderr, "jager plugin-check: --timeout-ms takes 100 to 3600000\n");
-            return JAGER_EXIT_USAGE;
-        }
-        argv += 2;
-        argc -= 2;
-    }
-    if (argc != 2 || argv[1][0] == '-') {
-        FILE *o = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) ? stdout : stderr;
-        fprintf(o, "usage: jager plugin-check [--timeout-ms N] PATH/libjager-NAME.so\n"
-                   "Loads the plugin in a scratch process, runs its lifecycle twice under a short\n"
-                   "recording and reports every rule it breaks (exit 2), or none (exit 0).\n"
-                   "--timeout-ms: kill the scratch process after N ms (default 20000): a hang.\n");
-        return o == stdout ? JAGER_EXIT_OK : JAGER_EXIT_USAGE;
-    }
-    const char *file = argv[1];
+    uint64_t timeout_ms = LIMIT_MS;
+    const cli_opt opts[] = {
+        {.name = "--timeout-ms", .kind = CLI_UINT, .dest = &timeout_ms, .min = 100, .max = 3600000,
+         .bad = "--timeout-ms takes 100 to 3600000"},
+    };
+    const cli_spec spec = {"plugin-check", usage, opts, sizeof opts / sizeof opts[0], 1, 1, 0, "plugin"};
+    const char *pos[1] = {0};
+    size_t npos = 0;
+    int parsed = cli_parse(&spec, argc, argv, pos, &npos);
+    if (parsed) return cli_parse_exit(parsed);
+    long limit_ms = (long)timeout_ms;
+    const char *file = pos[0];
     const char *slash = strrchr(file, '/');
     const char *base = slash ? slash + 1 : file;
     size_t bl = strlen(base);

@@ -58,8 +58,7 @@
 #define TASK_MAX 1000000000000ull
 #define TASK_SORT_BASE 500000000ll /* after the threads, before the GC and plugin lanes */
 
-typedef struct pending {
-    uint64_t key; /* thread << 32 | span id; 0 = empty */
+typedef struct pending { /* in chrome_state.pend, keyed by (thread, span id) */
     tu_buf attrs; /* JSON members "k":v,… without braces */
     tu_buf error; /* JSON string of the last error message */
 } pending;
@@ -82,8 +81,7 @@ typedef struct chrome_state {
     long long pid;
     uint64_t events;
     tu_buf b, tmp;
-    pending *pend;
-    uint32_t npend_slots, npend;
+    jm_pool pend; /* pending records */
     uint8_t style[65536];
     uint64_t *lane_end[LANE_KEYS]; /* per lane key: end of the last slice of each sub-lane */
     uint8_t lane_subs[LANE_KEYS];  /* sub-lanes in use */
@@ -102,70 +100,21 @@ typedef struct chrome_state {
     jm_map task_seen;   /* task id → index in tasks */
 } chrome_state;
 
-/* ---- pending span attributes (open addressing, backward-shift deletion) ---- */
+/* ---- pending span attributes ---- */
 
-static uint64_t mix(uint64_t k)
+static pending *pend_find(chrome_state *s, uint32_t thread, uint32_t span_id, int create)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return k;
-}
-
-static pending *pend_find(chrome_state *s, uint64_t key, int create)
-{
-    if (!s->pend) {
-        if (!create) return NULL;
-        s->npend_slots = 1024;
-        s->pend = calloc(s->npend_slots, sizeof *s->pend);
-        if (!s->pend) return NULL;
-    }
-    if (create && (s->npend + 1) * 2 > s->npend_slots) {
-        if (s->npend >= PENDING_MAX) return NULL;
-        uint32_t n = s->npend_slots * 2;
-        pending *t = calloc(n, sizeof *t);
-        if (!t) return NULL;
-        for (uint32_t i = 0; i < s->npend_slots; i++) {
-            if (!s->pend[i].key) continue;
-            uint32_t k = (uint32_t)mix(s->pend[i].key) & (n - 1);
-            while (t[k].key) k = (k + 1) & (n - 1);
-            t[k] = s->pend[i];
-        }
-        free(s->pend);
-        s->pend = t;
-        s->npend_slots = n;
-    }
-    uint32_t mask = s->npend_slots - 1;
-    uint32_t k = (uint32_t)mix(key) & mask;
-    while (s->pend[k].key) {
-        if (s->pend[k].key == key) return &s->pend[k];
-        k = (k + 1) & mask;
-    }
-    if (!create) return NULL;
-    memset(&s->pend[k], 0, sizeof s->pend[k]);
-    s->pend[k].key = key;
-    s->npend++;
-    return &s->pend[k];
+    if (create && s->pend.n >= PENDING_MAX) return NULL;
+    pending *p = jm_pool_get(&s->pend, thread, span_id);
+    if (p || !create) return p;
+    return jm_pool_add(&s->pend, thread, span_id);
 }
 
 static void pend_remove(chrome_state *s, pending *p)
 {
-    uint32_t mask = s->npend_slots - 1;
-    uint32_t i = (uint32_t)(p - s->pend);
     tu_buf_free(&p->attrs);
     tu_buf_free(&p->error);
-    p->key = 0;
-    s->npend--;
-    /* backward shift: move later entries of the probe run into the hole */
-    for (uint32_t j = (i + 1) & mask; s->pend[j].key; j = (j + 1) & mask) {
-        uint32_t home = (uint32_t)mix(s->pend[j].key) & mask;
-        int movable = (i <= j) ? (home <= i || home > j) : (home <= i && home > j);
-        if (movable) {
-            s->pend[i] = s->pend[j];
-            memset(&s->pend[j], 0, sizeof s->pend[j]);
-            i = j;
-        }
-    }
+    jm_pool_del(&s->pend, p);
 }
 
 /* ---- output helpers ---- */
@@ -326,11 +275,11 @@ oom:
 /* The Julia binding's GC counters in an attribute list: one "C" event per counter. */
 static void gc_counters(chrome_state *s, const uint8_t *a, const uint8_t *ae, uint64_t t, uint32_t thread)
 {
-    static const char *const keys[] = {"gc.allocated_bytes", "gc.pauses", "gc.time_ns", "gc.full_sweeps"};
+    const char *const *keys = jp_julia_gc_keys;
     jager_attr_view v;
     while (a && a < ae && jager_attr_next(&a, ae, &v) == 1) {
         if (v.kind != JAGER_ATTR_I64 || v.key_len < 4 || memcmp(v.key, "gc.", 3)) continue;
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        for (size_t i = 0; i < JP_JGC_NKEYS; i++)
             if (strlen(keys[i]) == v.key_len && !memcmp(keys[i], v.key, v.key_len)) {
                 char name[40];
                 snprintf(name, sizeof name, "julia.%s", keys[i]);
@@ -365,7 +314,7 @@ static void on_span(chrome_state *s, const jager_event *ev)
         TU_PUTS(&s->b, ",\"bytes\":");
         ex_put_u64(&s->b, sp->bytes);
     }
-    pending *p = pend_find(s, (uint64_t)ev->thread << 32 | sp->span_id, 0);
+    pending *p = pend_find(s, ev->thread, sp->span_id, 0);
     if (p) {
         if (p->attrs.len) {
             TU_PUTS(&s->b, ",\"attributes\":{");
@@ -408,7 +357,7 @@ static void on_span_extra(chrome_state *s, const jager_event *ev)
     s->tmp.len = 0;
     if (is_attr) ex_json_attrs(&s->tmp, a, ae, s->r);
     else ex_json_str(&s->tmp, msg, msg_len);
-    pending *p = pend_find(s, (uint64_t)ev->thread << 32 | span_id, 1);
+    pending *p = pend_find(s, ev->thread, span_id, 1);
     if (p) {
         if (is_attr) {
             if (s->tmp.len > 2) { /* strip the braces, join with earlier sets */
@@ -782,6 +731,7 @@ static void *chrome_open(jager_reader *r, const export_opts *o)
     }
     s->r = r;
     s->o = o;
+    s->pend.size = sizeof(pending);
     s->f = strcmp(o->out, "-") ? fopen(o->out, "wb") : stdout;
     if (!s->f) {
         fprintf(stderr, "jager export: cannot create %s: %s\n", o->out, strerror(errno));
@@ -817,14 +767,14 @@ static void meta_event(chrome_state *s, const char *what, uint64_t tid, const ch
 static void finish_part(chrome_state *s)
 {
     /* Attributes of spans that never ended (a truncated file) are not lost. */
-    for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
-        pending *p = &s->pend[i];
-        if (!p->key) continue;
+    for (uint32_t i = 0; i < s->pend.n; i++) { /* in the order they were first seen */
+        pending *p = jm_pool_at(&s->pend, i);
+        uint64_t thread = s->pend.key[2 * i], span_id = s->pend.key[2 * i + 1];
         int job = s->job;
         s->job = 0; /* base_ns is on the output's clock already: ts 0 */
-        begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, p->key >> 32);
+        begin_event(s, "unfinished span", (size_t)-1, "span", "i", s->base_ns, thread);
         s->job = job;
-        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"span_id\":%u", (uint32_t)p->key);
+        tu_buf_printf(&s->b, ",\"s\":\"t\",\"args\":{\"span_id\":%u", (uint32_t)span_id);
         if (p->attrs.len) {
             TU_PUTS(&s->b, ",\"attributes\":{");
             tu_buf_put(&s->b, p->attrs.data, p->attrs.len);
@@ -836,9 +786,10 @@ static void finish_part(chrome_state *s)
         }
         tu_buf_putc(&s->b, '}');
         end_event(s);
-        pend_remove(s, p);
-        i = (uint32_t)-1; /* the backward shift may have moved an entry into this slot */
+        tu_buf_free(&p->attrs);
+        tu_buf_free(&p->error);
     }
+    jm_pool_free(&s->pend);
     /* process and lane names */
     const char *proc = jager_reader_meta(s->r, "process.name");
     if (!proc || !*proc) proc = jager_reader_meta(s->r, "process.command_line");
@@ -1025,11 +976,12 @@ static void chrome_free(void *st)
     chrome_state *s = st;
     if (!s) return;
     if (s->f && s->f != stdout) fclose(s->f);
-    for (uint32_t i = 0; s->pend && i < s->npend_slots; i++) {
-        tu_buf_free(&s->pend[i].attrs);
-        tu_buf_free(&s->pend[i].error);
+    for (uint32_t i = 0; i < s->pend.n; i++) {
+        pending *p = jm_pool_at(&s->pend, i);
+        tu_buf_free(&p->attrs);
+        tu_buf_free(&p->error);
     }
-    free(s->pend);
+    jm_pool_free(&s->pend);
     for (uint32_t key = 0; key < LANE_KEYS; key++) free(s->lane_end[key]);
     free(s->slices);
     free(s->cur_task);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jager_plugin.h"
+#include "jager_record.h"
 
 typedef struct sp_span {
     uint64_t start, end;

@@ -109,6 +109,47 @@ void jm_map_free(jm_map *m)
     memset(m, 0, sizeof *m);
 }
 
+void *jm_pool_get(const jm_pool *p, uint64_t a, uint64_t b)
+{
+    uint32_t i = jm_map_get(&p->ix, a, b);
+    return i == JM_NONE ? NULL : jm_pool_at(p, i);
+}
+
+void *jm_pool_add(jm_pool *p, uint64_t a, uint64_t b)
+{
+    if (jm_grow(&p->rec, &p->cap, p->n + 1, p->size) || jm_grow((void **)&p->key, &p->kcap, p->n + 1, 2 * sizeof *p->key)
+        || jm_map_put(&p->ix, a, b, p->n))
+        return NULL;
+    p->key[2 * p->n] = a;
+    p->key[2 * p->n + 1] = b;
+    return jm_pool_at(p, p->n++);
+}
+
+void jm_pool_del(jm_pool *p, void *rec)
+{
+    uint32_t i = (uint32_t)(((char *)rec - (char *)p->rec) / p->size), last = p->n - 1;
+    jm_map_del(&p->ix, p->key[2 * i], p->key[2 * i + 1]);
+    if (i != last) {
+        memcpy(rec, jm_pool_at(p, last), p->size);
+        p->key[2 * i] = p->key[2 * last];
+        p->key[2 * i + 1] = p->key[2 * last + 1];
+        jm_map_del(&p->ix, p->key[2 * i], p->key[2 * i + 1]);
+        jm_map_put(&p->ix, p->key[2 * i], p->key[2 * i + 1], i); /* cannot fail: no growth below the old count */
+    }
+    memset(jm_pool_at(p, last), 0, p->size);
+    p->n--;
+}
+
+void jm_pool_free(jm_pool *p)
+{
+    size_t size = p->size;
+    jm_map_free(&p->ix);
+    free(p->key);
+    free(p->rec);
+    memset(p, 0, sizeof *p);
+    p->size = size;
+}
+
 int jm_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) return 0;

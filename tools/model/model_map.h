@@ -29,4 +29,26 @@ void jm_map_clear(jm_map *m);
 /** Free its storage (a zeroed map is fine). */
 void jm_map_free(jm_map *m);
 
+/** A keyed pool: records of \p size bytes found by (a, b) through a jm_map and kept
+ *  densely in rec (index 0 .. n-1); removing one moves the last into its place. For
+ *  the state of open spans waiting for their end. Zero it and set size before first use. */
+typedef struct jm_pool {
+    jm_map ix;         /* (a, b) → index */
+    uint64_t *key;     /* the key of record i: key[2i], key[2i + 1] */
+    void *rec;
+    uint32_t n, cap, kcap;
+    size_t size;
+} jm_pool;
+
+/** The record of (a, b), or NULL. */
+void *jm_pool_get(const jm_pool *p, uint64_t a, uint64_t b);
+/** A new zeroed record for (a, b) (the key must be absent), or NULL on out of memory. */
+void *jm_pool_add(jm_pool *p, uint64_t a, uint64_t b);
+/** Record \p i (< n) and its key. */
+static inline void *jm_pool_at(const jm_pool *p, uint32_t i) { return (char *)p->rec + (size_t)i * p->size; }
+/** Remove record \p rec (from jm_pool_get/add/at); the caller has freed what it owns. */
+void jm_pool_del(jm_pool *p, void *rec);
+/** Free its storage; keeps size. */
+void jm_pool_free(jm_pool *p);
+
 #endif

@@ -27,7 +27,6 @@ typedef struct series {
 } series;
 
 typedef struct open_child { /* children's inclusive sums, waiting for their parent's end */
-    uint64_t key;           /* thread << 32 | span id; 0 = empty */
     double v[JM_RU_NVALUES];
     double wall;
 } open_child;
@@ -37,8 +36,7 @@ typedef struct pass {
     size_t ns;
     series **by_thread; /* thread index → series (NULL: none) */
     uint32_t nthreads;
-    open_child *open;
-    size_t open_cap, open_n;
+    jm_pool open; /* open_child records, keyed by (thread, span id) */
 } pass;
 
 static series *series_of(pass *p, uint64_t tid)
@@ -96,50 +94,6 @@ static int at(const series *s, uint64_t t, double *out)
     return 1;
 }
 
-/* The open-children slot of key (created when absent and create is set). */
-static open_child *child_slot(pass *p, uint64_t key, int create)
-{
-    if (create && (p->open_n + 1) * 2 > p->open_cap) {
-        size_t c = p->open_cap ? p->open_cap * 2 : 1024;
-        open_child *n = calloc(c, sizeof *n);
-        if (!n) return NULL;
-        for (size_t i = 0; i < p->open_cap; i++) {
-            if (!p->open[i].key) continue;
-            size_t j = jm_mix64(p->open[i].key) & (c - 1);
-            while (n[j].key) j = (j + 1) & (c - 1);
-            n[j] = p->open[i];
-        }
-        free(p->open);
-        p->open = n;
-        p->open_cap = c;
-    }
-    if (!p->open_cap) return NULL;
-    size_t j = jm_mix64(key) & (p->open_cap - 1);
-    while (p->open[j].key && p->open[j].key != key) j = (j + 1) & (p->open_cap - 1);
-    if (p->open[j].key == key) return &p->open[j];
-    if (!create) return NULL;
-    memset(&p->open[j], 0, sizeof p->open[j]);
-    p->open[j].key = key;
-    p->open_n++;
-    return &p->open[j];
-}
-
-/* Remove slot e (backward-shift deletion keeps the probe chains whole). */
-static void child_remove(pass *p, open_child *e)
-{
-    size_t i = (size_t)(e - p->open), mask = p->open_cap - 1;
-    p->open[i].key = 0;
-    p->open_n--;
-    for (size_t j = (i + 1) & mask; p->open[j].key; j = (j + 1) & mask) {
-        size_t home = jm_mix64(p->open[j].key) & mask;
-        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-            p->open[i] = p->open[j];
-            p->open[j].key = 0;
-            i = j;
-        }
-    }
-}
-
 static int add_span(jm_model *m, pass *p, const jager_event *ev)
 {
     const jager_rec_span *r = (const jager_rec_span *)ev->rec;
@@ -155,8 +109,7 @@ static int add_span(jm_model *m, pass *p, const jager_event *ev)
     double wall = (double)(r->end_ns - r->start_ns);
     u->wall_ns += wall;
     for (int k = 0; k < JM_RU_NVALUES; k++) u->incl[k] += incl[k];
-    uint64_t key = (uint64_t)ev->thread << 32 | r->span_id;
-    open_child *mine = child_slot(p, key, 0);
+    open_child *mine = jm_pool_get(&p->open, ev->thread, r->span_id);
     for (int k = 0; k < JM_RU_NVALUES; k++) {
         double self = incl[k] - (mine ? mine->v[k] : 0);
         u->self[k] += self > 0 ? self : 0;
@@ -164,9 +117,10 @@ static int add_span(jm_model *m, pass *p, const jager_event *ev)
     }
     double self_wall = wall - (mine ? mine->wall : 0);
     u->self_wall_ns += self_wall > 0 ? self_wall : 0;
-    if (mine) child_remove(p, mine);
+    if (mine) jm_pool_del(&p->open, mine);
     if (r->parent_id) {
-        open_child *par = child_slot(p, (uint64_t)ev->thread << 32 | r->parent_id, 1);
+        open_child *par = jm_pool_get(&p->open, ev->thread, r->parent_id);
+        if (!par) par = jm_pool_add(&p->open, ev->thread, r->parent_id);
         if (!par) return -1;
         for (int k = 0; k < JM_RU_NVALUES; k++) par->v[k] += incl[k];
         par->wall += wall;
@@ -179,7 +133,7 @@ static void pass_free(pass *p)
     for (size_t i = 0; i < p->ns; i++) free(p->s[i].r);
     free(p->s);
     free(p->by_thread);
-    free(p->open);
+    jm_pool_free(&p->open);
 }
 
 int jm_rusage_finish(jm_model *m)
@@ -198,6 +152,7 @@ int jm_rusage_finish(jm_model *m)
     if (!have || jager_reader_rewind(r) != JAGER_OK) return 0;
     pass p;
     memset(&p, 0, sizeof p);
+    p.open.size = sizeof(open_child);
     int rc = -1;
     ru->sites = calloc(m->nsites, sizeof *ru->sites);
     if (!ru->sites) goto out;

@@ -81,3 +81,5 @@ static const jp_event mpi_events[JP_MPI_NEVENTS] = {
     [JP_MPI_RANK] = {"mpi.rank", {"rank", "size", "duration_ns"}},
 };
 const jp_plugin jp_mpi = {"mpi", "mpi.", mpi_events, JP_MPI_NEVENTS};
+
+const char *const jp_julia_gc_keys[JP_JGC_NKEYS] = {"gc.allocated_bytes", "gc.pauses", "gc.time_ns", "gc.full_sweeps"};

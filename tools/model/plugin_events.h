@@ -114,4 +114,9 @@ enum { JP_MK_PHASE, JP_MK_OFFSET_NS, JP_MK_ERROR_NS, JP_MK_OK, JP_MK_NFIELDS };
 /** mpi.rank: the rank's span. */
 enum { JP_MR_RANK, JP_MR_SIZE, JP_MR_DURATION_NS, JP_MR_NFIELDS };
 extern const jp_plugin jp_mpi;
+/* ---- the Julia binding's GC counters (bindings/julia) ---- */
+/** i64 attributes on log records and marks, process totals read at the event; the report
+ *  and the chrome export chart each as the counter series "julia.<key>". */
+enum { JP_JGC_ALLOCATED_BYTES, JP_JGC_PAUSES, JP_JGC_TIME_NS, JP_JGC_FULL_SWEEPS, JP_JGC_NKEYS };
+extern const char *const jp_julia_gc_keys[JP_JGC_NKEYS];
 #endif

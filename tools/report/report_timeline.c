@@ -17,7 +17,6 @@ const rt_gc_series_desc rt_gc_series[RT_GC_SERIES] = {
     {JP_SAMPLE_GC_TOTAL_NS, "gc.total_ns", "ns"},
 };
 
-const char *const rt_jgc_keys[RT_JGC_SERIES] = {"gc.allocated_bytes", "gc.pauses", "gc.time_ns", "gc.full_sweeps"};
 const rt_gc_series_desc rt_jgc_series[RT_JGC_SERIES] = {
     {0, "julia.gc.allocated_bytes", "bytes"},
     {1, "julia.gc.pauses", ""},
@@ -214,7 +213,7 @@ static int add_gc_attrs(rt_data *d, const uint8_t *a, const uint8_t *ae, uint64_
     while (a && a < ae && jager_attr_next(&a, ae, &v) == 1) {
         if (v.kind != JAGER_ATTR_I64 || v.key_len < 4 || memcmp(v.key, "gc.", 3)) continue;
         for (uint32_t i = 0; i < RT_JGC_SERIES; i++)
-            if (strlen(rt_jgc_keys[i]) == v.key_len && !memcmp(rt_jgc_keys[i], v.key, v.key_len)) {
+            if (strlen(jp_julia_gc_keys[i]) == v.key_len && !memcmp(jp_julia_gc_keys[i], v.key, v.key_len)) {
                 if (push_sample(d, RT_JGC_SERIES_ID + i, t, (double)v.i64, thread)) return -1;
                 break;
             }

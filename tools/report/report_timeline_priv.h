@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "model_map.h"
+#include "plugin_events.h"
 #include "report_timeline.h"
 
 #define RT_LOG_BODY_MAX 1024u /* bytes of a log message shown in the report */
@@ -26,10 +27,9 @@ extern const rt_gc_series_desc rt_gc_series[RT_GC_SERIES];
 /* The Julia binding's GC counters on log records and marks (i64 attributes gc.allocated_bytes,
  * gc.pauses, gc.time_ns, gc.full_sweeps: process totals read at the event), charted as the
  * series julia.gc.*: counter ids this + index. */
-#define RT_JGC_SERIES 4
+#define RT_JGC_SERIES JP_JGC_NKEYS /* keys: jp_julia_gc_keys (plugin_events.h) */
 #define RT_JGC_SERIES_ID 0x80000100u
-extern const rt_gc_series_desc rt_jgc_series[RT_JGC_SERIES]; /* field unused; name is the series', attr_key below */
-extern const char *const rt_jgc_keys[RT_JGC_SERIES];
+extern const rt_gc_series_desc rt_jgc_series[RT_JGC_SERIES]; /* field unused; name is the series' */
 #define RT_LANE_THREADS 8 /* threads a task lane lists by index (the rest are counted) */
 #define RT_MAX_TASK_LANES 64 /* task lanes drawn (the page's canvas stays within Chromium's 32k-pixel height at usual depths); the other tasks share one lane */
 #define RT_OTHER_TASKS UINT64_MAX /* the task of that shared lane */
