@@ -4,7 +4,14 @@
  *              late_sender, rank 0 waits ~250 ms in MPI_Recv for rank 1
  *   balanced   every rank works 100 ms, then a ring exchange and an allreduce: no wait findings
  *   imbalance  the last rank works 60 ms, the others 10 ms, before each of 5 MPI_Allreduce:
- *              collective_wait, the others wait ~250 ms each for the last rank */
+ *              collective_wait, the others wait ~250 ms each for the last rank
+ *   latercv    rank 0 works 50 ms before each of 5 MPI_Recv from rank 1, which sends with
+ *              MPI_Ssend at once: late_receiver, rank 1 waits ~250 ms in MPI_Ssend for rank 0
+ *   stairs     rank k works 30·k ms before each of 5 MPI_Allreduce: on 3 ranks rank 0 waits
+ *              ~300 ms, rank 1 ~150 ms, rank 2 ~0 in MPI_Allreduce (tests/mpi/test_mpi_findings.js:
+ *              the summary's per-rank table, mpi_time: about half of the job's rank time in MPI)
+ *   small      rank 0 sends 5 × 400 messages of 8 bytes to rank 1 from one MPI_Send:
+ *              small_messages, rank 0 to rank 1, 2000 messages */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +38,22 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
                 MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
             } else if (rank == 0) {
                 MPI_Recv(&y, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        } else if (!strcmp(mode, "latercv")) {
+            if (rank == 0) {
+                work_ms(50);
+                MPI_Recv(&y, 1, MPI_INT, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == 1) {
+                MPI_Ssend(&x, 1, MPI_INT, 0, 8, MPI_COMM_WORLD);
+            }
+        } else if (!strcmp(mode, "stairs")) {
+            work_ms(30 * rank);
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        } else if (!strcmp(mode, "small")) {
+            double v[1] = {1.0};
+            for (int i = 0; i < 400; i++) {
+                if (rank == 0) MPI_Send(v, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD);
+                else if (rank == 1) MPI_Recv(v, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
         } else if (!strcmp(mode, "imbalance")) {
             work_ms(rank == size - 1 ? 60 : 10);

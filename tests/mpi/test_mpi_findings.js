@@ -1,0 +1,138 @@
+// The MPI findings the aggregate test does not cover — late_receiver, mpi_time and
+// small_messages — each on a program with the wait or the volume injected
+// (tests/mpi/mpi_waits.c: latercv, stairs, small) with the right ranks and a time close to
+// the injected sleeps, and none of them on the balanced program; and the per-rank MPI table
+// of `jager summary` (min / mean / max over ranks per function, the rank that took longest)
+// on a job with a known imbalance (stairs), in JSON and in text.
+'use strict';
+const u = require('./mpiutil');
+const { check, E } = u;
+
+const J = (args) => u.run(E.JAGER_BIN, args);
+const waits = u.bin('mpi_waits');
+const MS = 1e6;
+const job = (mode, n) => {
+  const out = u.tmp(`${mode}.jgr`);
+  const r = u.mpiexec(n, { LD_PRELOAD: u.preload(), JAGER_MPI_AGGREGATE: '1', JAGER_OUTPUT: out }, waits, [mode]);
+  check(r.code === 0, `mpi_waits ${mode} on ${n} ranks exits 0 (${r.code} ${r.err.slice(0, 300)})`);
+  return out;
+};
+const hunt = (file) => {
+  const r = J(['hunt', '--format', 'json', file]);
+  if (r.code !== 0) throw new Error(`jager hunt ${file}: ${r.code} ${r.err}`);
+  return JSON.parse(r.out).findings;
+};
+const summary = (file) => {
+  const r = J(['summary', '--format', 'json', file]);
+  if (r.code !== 0) throw new Error(`jager summary ${file}: ${r.code} ${r.err}`);
+  return JSON.parse(r.out).mpi;
+};
+const ofKind = (f, k) => f.filter((x) => x.kind === k);
+const titles = (f) => JSON.stringify(f.map((x) => x.title));
+const fn = (s, name) => s.functions.find((x) => x.function === name);
+
+// 1. late_receiver: rank 1 blocks in MPI_Ssend until rank 0, after 50 ms of work, posts the
+//    receive: ~5 × 50 ms, waiting rank 1, late rank 0 (the other way round from late_sender)
+{
+  const f = hunt(job('latercv', 2));
+  const lr = ofKind(f, 'late_receiver');
+  const x = lr[0];
+  check(lr.length === 1 && x.evidence.waiting_rank === 1 && x.evidence.late_rank === 0,
+    `latercv: one late_receiver, rank 1 waiting for rank 0 (${titles(f)})`);
+  if (x) {
+    const w = x.evidence.wait_ns / MS;
+    check(w > 200 && w < 300, `latercv: the wait is close to the injected 5 × 50 ms (${w.toFixed(1)} ms)`);
+    check(x.evidence.messages === 5 && x.evidence.late_messages === 5, `latercv: 5 of 5 messages late (${x.evidence.late_messages}/${x.evidence.messages})`);
+    check(/MPI_Ssend/.test(x.title) && x.location.function === 'main', `latercv: in MPI_Ssend, called from main (${x.location.function}: ${x.title})`);
+    const work = x.evidence.late_rank_work_ns / MS;
+    check(work > 45 && work < 80, `latercv: the late rank's work before each receive is named (${work.toFixed(1)} ms of the 50)`);
+  }
+  check(ofKind(f, 'late_sender').length === 0, `latercv: no late_sender (the receives found their message waiting)`);
+}
+
+// 2. stairs: rank k works 30·k ms before each of 5 MPI_Allreduce on 3 ranks: in the
+//    allreduce rank 0 waits ~5 × 60 ms, rank 1 ~5 × 30 ms, rank 2 ~0
+const stairs = job('stairs', 3);
+{
+  // the summary's table
+  const s = summary(stairs);
+  const ar = fn(s, 'MPI_Allreduce');
+  check(ar && ar.calls === 15, `stairs summary: MPI_Allreduce 15 calls over 3 ranks (${ar && ar.calls})`);
+  if (ar) {
+    check(ar.max_rank === 0, `stairs summary: the rank that took longest in MPI_Allreduce is rank 0 (${ar.max_rank})`);
+    check(ar.max_ns / MS > 270 && ar.max_ns / MS < 360, `stairs summary: max close to rank 0's 5 × 60 ms (${(ar.max_ns / MS).toFixed(1)} ms)`);
+    check(ar.min_ns / MS < 30, `stairs summary: min is rank 2's, which never waits (${(ar.min_ns / MS).toFixed(1)} ms)`);
+    check(ar.mean_ns / MS > 130 && ar.mean_ns / MS < 190, `stairs summary: mean close to (300 + 150 + 0) / 3 ms (${(ar.mean_ns / MS).toFixed(1)} ms)`);
+  }
+  const rk = s.ranks.map((x) => [x.rank, x.mpi_ns / MS]);
+  check(s.ranks.length === 3 && rk[0][1] > 270 && rk[0][1] < 380 && rk[1][1] > 130 && rk[1][1] < 220 && rk[2][1] < 60,
+    `stairs summary: per rank in MPI ~300, ~150, ~0 ms (${rk.map(([r, v]) => `rank ${r} ${v.toFixed(1)} ms`).join(', ')})`);
+  // the same table in text: the MPI_Allreduce row names rank 0, and the per-rank line
+  const t = J(['summary', stairs]);
+  const row = t.out.split('\n').find((l) => /^\s+MPI_Allreduce\s/.test(l));
+  // columns: function, calls, min, mean, max (each "<number> <unit>"), rank, bytes
+  const m = row && row.trim().match(/^MPI_Allreduce\s+(\d+)\s+(\S+ \S+)\s+(\S+ \S+)\s+(\S+ \S+)\s+(\d+)\s+\S/);
+  check(t.code === 0 && m && m[1] === '15' && m[5] === '0',
+    `stairs summary text: MPI_Allreduce row, 15 calls, rank 0 took longest (${row && row.trim()}) ${t.err}`);
+  check(/per rank: rank 0 \S+ ms in MPI/.test(t.out) && /rank 2 /.test(t.out), 'stairs summary text: the per-rank line names the 3 ranks');
+}
+{
+  // mpi_time: (300 + 150) ms in MPI of ~3 × 300 ms of rank time: about half
+  const f = hunt(stairs);
+  const mt = ofKind(f, 'mpi_time');
+  const x = mt[0];
+  check(mt.length === 1, `stairs: one mpi_time finding (${titles(f)})`);
+  if (x) {
+    const ms = x.evidence.mpi_ns / MS, pct = x.evidence.mpi_pct;
+    // MPI_Allreduce's share is the injected wait; the total adds the barriers' (ranks leave MPI_Init apart)
+    const arMs = Number(((x.details[0] || '').match(/^MPI_Allreduce: ([\d.]+) ms/) || [])[1]);
+    check(arMs > 400 && arMs < 560 && ms >= arMs, `stairs mpi_time: MPI_Allreduce's time close to the injected 5 × (60 + 30) ms (${arMs} ms of ${ms.toFixed(1)} ms in MPI)`);
+    check(pct > 35 && pct < 65 && x.severity === 2, `stairs mpi_time: about half of the job's rank time, a problem (${pct.toFixed(1)} %, ${x.severity})`);
+    check(x.evidence.ranks === 3 && /^MPI_Allreduce: /.test(x.details[0] || ''),
+      `stairs mpi_time: 3 ranks, MPI_Allreduce first of the functions (${x.details[0]})`);
+  }
+  const cw = ofKind(f, 'collective_wait');
+  check(cw.length === 1 && cw[0].evidence.late_rank === 2, `stairs: collective_wait names rank 2 late (${cw.map((y) => y.title)})`);
+  check(ofKind(f, 'small_messages').length === 0, 'stairs: no small_messages (15 allreduces, no point-to-point)');
+}
+
+// 3. small_messages: rank 0 sends rank 1 2000 messages of 8 bytes from one MPI_Send
+{
+  const file = job('small', 3);
+  const f = hunt(file);
+  const sm = ofKind(f, 'small_messages');
+  const x = sm[0];
+  check(sm.length === 1 && x.evidence.rank === 0 && x.evidence.peer === 1,
+    `small: one small_messages, rank 0 to rank 1 (${titles(f)})`);
+  if (x) {
+    check(x.evidence.messages === 2000 && x.evidence.mean_bytes === 8,
+      `small: 2000 messages of 8 bytes (${x.evidence.messages}, ${x.evidence.mean_bytes} B)`);
+    check(/MPI_Send/.test(x.details.concat([x.title]).join(' ')) || x.location.function === 'main',
+      `small: at the send in main (${x.location.function})`);
+    // its cost: the sends' time plus the receives' own time (their late-sender waits out)
+    const s = summary(file);
+    const send = fn(s, 'MPI_Send'), recv = fn(s, 'MPI_Recv');
+    const cost = x.cost_ns !== undefined ? x.cost_ns : x.evidence.per_message_ns * 2000;
+    check(send && recv && send.max_rank === 0 && recv.max_rank === 1 && send.calls === 2000 && recv.calls === 2000,
+      `small summary: 2000 MPI_Send on rank 0, 2000 MPI_Recv on rank 1 (${send && send.calls}, ${recv && recv.calls})`);
+    if (send && recv)
+      check(cost >= send.max_ns * 0.999 && cost <= (send.max_ns + recv.max_ns) * 1.001,
+        `small: cost between the sends' time and the sends' + receives' (${(send.max_ns / MS).toFixed(2)} ≤ ${(cost / MS).toFixed(2)} ≤ ${((send.max_ns + recv.max_ns) / MS).toFixed(2)} ms)`);
+  }
+}
+
+// 4. balanced (100 ms of work per step on every rank, a ring exchange and an allreduce):
+//    none of the three
+{
+  const b = job('balanced', 3);
+  const f = hunt(b);
+  check(['late_receiver', 'small_messages'].every((k) => ofKind(f, k).length === 0),
+    `balanced: no late_receiver or small_messages (${titles(f)})`);
+  // mpi_time may note the start-up barrier on a loaded host (10-20 %), never as a problem
+  check(ofKind(f, 'mpi_time').every((x) => x.severity < 2 && x.evidence.mpi_pct < 30),
+    `balanced: no mpi_time problem (${ofKind(f, 'mpi_time').map((x) => x.evidence.mpi_pct.toFixed(1) + ' %')})`);
+  const ar = fn(summary(b), 'MPI_Allreduce');
+  check(ar && ar.calls === 15 && ar.max_ns - ar.min_ns < 50 * MS,
+    `balanced summary: MPI_Allreduce max − min over ranks small (${ar && ((ar.max_ns - ar.min_ns) / MS).toFixed(1)} ms)`);
+}
+u.done();
