@@ -440,11 +440,17 @@ static void rule_mpi_time(ctx *c)
         c->l->oom = 1;
         return;
     }
-    uint32_t fi = jm_mpi_func(m, "MPI_Init"), ff = jm_mpi_func(m, "MPI_Finalize");
+    uint32_t fi = jm_mpi_func(m, "MPI_Init"), ff = jm_mpi_func(m, "MPI_Finalize"), fit = jm_mpi_func(m, "MPI_Init_thread");
+    /* Start-up is not the program's MPI time: ranks leave MPI_Init at different times (the
+     * launcher starts them one by one), and the first collective waits for the last one.
+     * Only time after every rank has left MPI_Init counts. */
+    uint64_t started = 0;
+    for (size_t i = 0; i < m->ncalls; i++)
+        if ((m->calls[i].func == fi || m->calls[i].func == fit) && m->calls[i].t1 > started) started = m->calls[i].t1;
     for (size_t i = 0; i < m->ncalls; i++) {
         const jm_mpi_call *x = &m->calls[i];
-        if (x->func == fi || x->func == ff) continue;
-        double d = (double)(x->t1 - x->t0);
+        if (x->func == fi || x->func == fit || x->func == ff || x->t1 <= started) continue;
+        double d = (double)(x->t1 - (x->t0 > started ? x->t0 : started));
         uint64_t bytes = x->bytes > x->recv_bytes ? x->bytes : x->recv_bytes;
         total += d;
         by_fn[x->func] += d;
