@@ -36,6 +36,7 @@ plugin-check|--timeout-ms|500|$name.so
 verify|--threads|2|$name.lock
 lock|--output|l.json|$name
 bench run|--output|b.json|$name
+bench store|||$name-r.json $name-b.json
 plugins|--path|/nonexistent|$name
 TABLE
 # every command `jager --help` lists is in the table

@@ -119,7 +119,17 @@ static int bench_run(int argc, char **argv)
 
 static int bench_store(int argc, char **argv)
 {
-    if (argc != 3) { usage(stderr); return JAGER_EXIT_USAGE; }
+    /* Two positionals and no options: the shared parser still gives --help, `--` and its
+     * messages, as every command does. */
+    const cli_spec spec = {"bench store", usage, NULL, 0, 2, 2, 0, "file"};
+    const char **pos = calloc((size_t)argc + 1, sizeof *pos);
+    size_t npos = 0;
+    if (!pos) return EXIT_BAD;
+    int parsed = cli_parse(&spec, argc, argv, pos, &npos);
+    char *files[3] = {argv[0], (char *)pos[0], (char *)pos[1]};
+    free(pos);
+    if (parsed) return cli_parse_exit(parsed);
+    argv = files;
     char err[1024];
     jb_doc result, baseline;
     if (jb_doc_load(argv[1], &result, err, sizeof err)) { fprintf(stderr, "jager bench store: %s\n", err); return EXIT_BAD; }
