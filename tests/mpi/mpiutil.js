@@ -94,4 +94,26 @@ function messages(rank, evs) {
 }
 const msgId = (m) => `${m.from}>${m.to} tag ${m.tag} comm ${m.comm} #${m.seq}`;
 
-module.exports = { check, done, run, mpiexec, preload, dump, info, calls, reqs, messages, msgId, tmp, bin, dir, E };
+// RFC 4180 rows (the exporter quotes only where needed; CRLF line ends).
+function csv(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const rows = [];
+  let row = [], cell = '', q = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (q) {
+      if (ch === '"' && text[i + 1] === '"') { cell += '"'; i++; }
+      else if (ch === '"') q = false;
+      else cell += ch;
+    } else if (ch === '"') q = true;
+    else if (ch === ',') { row.push(cell); cell = ''; }
+    else if (ch === '\r') continue;
+    else if (ch === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; }
+    else cell += ch;
+  }
+  if (cell || row.length) { row.push(cell); rows.push(row); }
+  const head = rows.shift();
+  return rows.map((r) => Object.fromEntries(head.map((h, k) => [h, r[k]])));
+}
+
+module.exports = { check, done, run, mpiexec, preload, dump, info, calls, reqs, messages, msgId, tmp, bin, dir, E, csv };

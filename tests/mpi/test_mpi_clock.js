@@ -13,32 +13,10 @@ const path = require('path');
 const { createRequire } = require('module');
 const { pathToFileURL } = require('url');
 const u = require('./mpiutil');
-const { check, E } = u;
+const { check, E, csv } = u;
 
 const J = (args) => u.run(E.JAGER_BIN, args);
 const SKEW = 100000000n;
-
-// RFC 4180 rows (the exporter quotes only where needed; CRLF line ends).
-function csv(file) {
-  const text = fs.readFileSync(file, 'utf8');
-  const rows = [];
-  let row = [], cell = '', q = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (q) {
-      if (ch === '"' && text[i + 1] === '"') { cell += '"'; i++; }
-      else if (ch === '"') q = false;
-      else cell += ch;
-    } else if (ch === '"') q = true;
-    else if (ch === ',') { row.push(cell); cell = ''; }
-    else if (ch === '\r') continue;
-    else if (ch === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; }
-    else cell += ch;
-  }
-  if (cell || row.length) { row.push(cell); rows.push(row); }
-  const head = rows.shift();
-  return rows.map((r) => Object.fromEntries(head.map((h, k) => [h, r[k]])));
-}
 
 // Matched messages of a job's mpi.call and mpi.request rows (BigInt times): each send's
 // begin and its receive's end, joined by the message id (sender, receiver, tag, comm, seq).
