@@ -3,7 +3,8 @@
 # node, never follow a symbolic link planted at a temporary's name, write straight to
 # FIFOs and "-", replace regular files atomically (keeping their mode) and leave no
 # temporary behind, on success or failure: `jager report -o`, `jager bench run -o`,
-# `jager export -o` (and its exit code when the output cannot be written). A device node made here (mknod, as root) stands in for /dev/null.
+# `jager export -o` (and its exit code when the output cannot be written), `jager lock -o`.
+# A device node made here (mknod, as root) stands in for /dev/null.
 set -u
 lib=$(readlink -f "${1:?usage: run_outputs.sh LIBJAGER JAGER PROG}")
 jager=$(readlink -f "${2:?}")
@@ -79,6 +80,40 @@ if [ -c "$d/null" ]; then
   "$jager" compare "$d/res.json" "$d/res.json" --any-machine --no-annotations --markdown "$d/null" >/dev/null 2>&1
   [ -c "$d/null" ] && ok "compare --markdown onto a device node: still a device" || fail "compare --markdown replaced the device"
 fi
+
+# jager lock -o: the same rules (it wrote PATH.tmp<pid> with fopen and renamed it onto PATH)
+lock() { "$jager" lock --no-cache -o "$1" -- "$prog" >/dev/null 2>"$d/lockerr"; }
+if [ -c "$d/null" ]; then dev="$d/null"; else dev=/dev/null; fi # never the real one as root
+lock "$dev"
+rc=$?
+if [ $rc -ne 0 ] || [ ! -c "$dev" ]; then fail "lock -o device $dev: exit $rc, $(ls -l "$dev"), $(cat "$d/lockerr")"
+else ok "lock -o onto a device node: exit 0, still a character device"; fi
+mkfifo "$d/lock.fifo"
+timeout 20 cat "$d/lock.fifo" >"$d/lock_from_fifo" &
+reader=$!
+timeout 20 "$jager" lock --no-cache -o "$d/lock.fifo" -- "$prog" >/dev/null 2>"$d/lockerr"
+rc=$?
+wait $reader
+if [ $rc -ne 0 ] || [ ! -p "$d/lock.fifo" ] || ! grep -q '"jager.lock"' "$d/lock_from_fifo"; then
+  fail "lock -o FIFO: exit $rc, $(ls -l "$d/lock.fifo"), $(wc -c <"$d/lock_from_fifo") bytes read, $(cat "$d/lockerr")"
+else ok "lock -o onto a FIFO: the lock came through, still a FIFO"; fi
+# symbolic links planted at PATH.tmp and at the old temporary's very name (exec keeps the pid)
+echo precious >"$d/lock_victim"
+ln -s "$d/lock_victim" "$d/run.lock.tmp"
+sh -c 'ln -s "$1" "$2.tmp$$" && exec "$3" lock --no-cache -o "$2" -- "$4"' sh "$d/lock_victim" "$d/run.lock" "$jager" "$prog" \
+  >/dev/null 2>"$d/lockerr"
+rc=$?
+if [ $rc -ne 0 ] || [ "$(cat "$d/lock_victim")" != precious ] || [ -L "$d/run.lock" ] || ! grep -q '"jager.lock"' "$d/run.lock"; then
+  fail "lock with symlinked temporaries: exit $rc, victim '$(head -c 40 "$d/lock_victim")', $(cat "$d/lockerr")"
+else ok "lock with PATH.tmp* symlinks planted: their target untouched, PATH a regular file with the lock"; fi
+echo old >"$d/run.lock"
+chmod 640 "$d/run.lock"
+lock "$d/run.lock"
+[ "$(stat -c %a "$d/run.lock")" = 640 ] && grep -q '"jager.lock"' "$d/run.lock" && ok "lock onto an existing file: replaced, mode 640 kept" ||
+  fail "lock onto an existing file: $(ls -l "$d/run.lock")"
+(cd "$d" && "$jager" lock --no-cache -o - -- "$prog" >"$d/lock_stdout" 2>/dev/null)
+if grep -q '"jager.lock"' "$d/lock_stdout" && [ ! -e "$d/-" ]; then ok "lock -o -: the lock on standard output"; else fail "lock -o -"; fi
+rm -f "$d"/*.tmp* "$d/run.lock.tmp"
 
 # a symbolic link at OUT itself is written through (like a shell's >), and stays a link
 echo old >"$d/target.html"

@@ -116,6 +116,22 @@ JS_HIDDEN void js_cache_close(js_cache *c);
  *  `jager lock` only (NULL everywhere else). */
 JS_HIDDEN extern js_cache *js_lock_cache;
 
+/* ---- an output file (supply_write.c) ---- */
+/** An output being written: "-" is standard output; a device, FIFO, socket or symbolic link
+ *  is written straight; a regular file or a missing path atomically (a temporary made with
+ *  O_EXCL|O_NOFOLLOW beside it, fsync'ed, renamed onto it). As tools/util/outfile.h. */
+typedef struct js_out {
+    FILE *f;    /**< write here */
+    char *path; /**< the destination (owned copy) */
+    char *tmp;  /**< the temporary when atomic, else NULL */
+} js_out;
+/** Open \p path for writing. 0, or -1 with \p err ("<path>: <why>"), nothing created. */
+JS_HIDDEN int js_out_open(js_out *o, const char *path, char *err, size_t errlen);
+/** Flush and close; when \p ok and atomic, rename the temporary onto the path, else remove
+ *  it. 0 when the output is complete at its path; -1 with \p err when a write, close or
+ *  rename failed (\p err untouched when only \p ok was 0). */
+JS_HIDDEN int js_out_close(js_out *o, int ok, char *err, size_t errlen);
+
 /* ---- the lock file ---- */
 /** A new empty lock document ("format", "version", "created_by"). */
 JS_HIDDEN json_t *js_lock_new(void);
@@ -124,7 +140,8 @@ JS_HIDDEN json_t *js_lock_new(void);
 JS_HIDDEN json_t *js_lock_load(const char *path, char *err, size_t errlen);
 /** Check a parsed document the same way. 0 or -1 with \p err. */
 JS_HIDDEN int js_lock_check(json_t *doc, char *err, size_t errlen);
-/** Write \p doc to \p path (sorted keys, two-space indent, trailing newline), atomically. */
+/** Write \p doc to \p path (sorted keys, two-space indent, trailing newline) with js_out:
+ *  atomically onto a regular file, straight onto a device, FIFO or link, "-" standard output. */
 JS_HIDDEN int js_lock_save(const char *path, json_t *doc, char *err, size_t errlen);
 
 /* ---- comparison ---- */

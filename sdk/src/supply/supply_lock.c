@@ -190,22 +190,11 @@ json_t *js_lock_load(const char *path, char *err, size_t errlen)
 
 int js_lock_save(const char *path, json_t *doc, char *err, size_t errlen)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    FILE *f = fopen(tmp, "ae");
-    if (f) {
-        fputc('\n', f);
-        fclose(f);
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    js_out o;
+    if (js_out_open(&o, path, err, errlen) != 0) return -1;
+    int ok = json_dumpf(doc, o.f, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII) == 0 && fputc('\n', o.f) != EOF;
+    if (errlen) err[0] = 0;
+    if (js_out_close(&o, ok, err, errlen) == 0) return 0;
+    if (errlen && !err[0]) snprintf(err, errlen, "%s: cannot write", path);
+    return -1;
 }
