@@ -133,8 +133,12 @@ const stairs = job('stairs', 3);
   // note 10-15 % here, never as a problem
   check(ofKind(f, 'mpi_time').every((x) => x.severity < 2 && x.evidence.mpi_pct < 30),
     `balanced: no mpi_time problem (${ofKind(f, 'mpi_time').map((x) => x.evidence.mpi_pct.toFixed(1) + ' %')})`);
+  // Every rank sleeps the same 5 × 100 ms, so the spread over ranks in MPI_Allreduce is only
+  // wake-up jitter: under 1 ms a step on a quiet host, up to ~12 ms a step when CI's other
+  // tests hold both cores (57.9 ms seen). The stairs job's spread is ~300 ms: a bound of a
+  // third of it still tells a balanced job from an imbalanced one.
   const ar = fn(summary(b), 'MPI_Allreduce');
-  check(ar && ar.calls === 15 && ar.max_ns - ar.min_ns < 50 * MS,
+  check(ar && ar.calls === 15 && ar.max_ns - ar.min_ns < 100 * MS,
     `balanced summary: MPI_Allreduce max − min over ranks small (${ar && ((ar.max_ns - ar.min_ns) / MS).toFixed(1)} ms)`);
 }
 u.done();
