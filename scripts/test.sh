@@ -13,11 +13,13 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJAGER_WERROR=ON
 cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 || { "$root/scripts/build-failed.sh" "$build.build.log"; exit 1; }
 echo "build: ok ($build, log in $build.build.log)"
 # ctest prints its label and time summaries after the pass/fail line: the last line here
-# restates that line as "N passed, N failed", and the exit status is ctest's.
+# restates that line as "N passed, N failed", and the exit status is ctest's. Above it, the
+# failure digest names each failed test's cause (CI shows the end of the log).
 set +e
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" ${JAGER_CTEST_ARGS:-} 2>&1 | tee "$build.ctest.log"
 rc=${PIPESTATUS[0]}
 set -e
+python3 "$root/scripts/ctest-digest.py" "$build.ctest.log" || true
 line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$build.ctest.log" | tail -1)
 if [ -n "$line" ]; then
   failed=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) tests? failed out of ([0-9]+).*/\1/')
