@@ -110,6 +110,15 @@ static void add_header(ot_state *st, void *arg, char *k, char *v)
 {
     (void)st;
     ot_endpoint *ep = arg;
+    /* The signal's own headers are read first: a generic one of the same name (HTTP field
+     * names are case-insensitive) is left out, not sent twice. */
+    size_t kl = strlen(k);
+    for (size_t i = 0; i < ep->nheaders; i++)
+        if (!strncasecmp(ep->headers[i], k, kl) && ep->headers[i][kl] == ':') {
+            free(k);
+            free(v);
+            return;
+        }
     char **h = realloc(ep->headers, (ep->nheaders + 1) * sizeof *h);
     if (h) {
         ep->headers = h;
@@ -173,8 +182,8 @@ static void endpoint(ot_state *st, int sig)
         warn(st, "%s endpoint \"%s\" is not an http:// or https:// URL; exports will fail", sig_env[sig], ep->url);
 
     snprintf(name, sizeof name, "OTEL_EXPORTER_OTLP_%s_HEADERS", sig_env[sig]);
-    pairs(st, "OTEL_EXPORTER_OTLP_HEADERS", env("OTEL_EXPORTER_OTLP_HEADERS"), add_header, ep);
     pairs(st, name, env(name), add_header, ep);
+    pairs(st, "OTEL_EXPORTER_OTLP_HEADERS", env("OTEL_EXPORTER_OTLP_HEADERS"), add_header, ep);
 
     snprintf(name, sizeof name, "OTEL_EXPORTER_OTLP_%s_TIMEOUT", sig_env[sig]);
     ep->timeout_ms = num(st, "OTEL_EXPORTER_OTLP_TIMEOUT", 10000, 1, 86400000);

@@ -40,7 +40,7 @@ void ot_context_record(ot_state *st, uint32_t thread, const jager_rec_context *r
     e->first = r->first_span;
     /* The run's own context (the process span, made current on the jager_init thread) is
      * not an adopted one: its spans already are in the run's trace under their parents. */
-    e->set = r->h.aux != 0 && memcmp(r->trace_id, st->trace_id, 16) != 0;
+    e->set = r->h.aux != 0 && memcmp(r->trace_id, st->trace_id, 16) != 0 && memcmp(r->trace_id, st->own_trace_id, 16) != 0;
     memcpy(e->trace_id, r->trace_id, 16);
     memcpy(e->span_id, r->span_id, 8);
 }

@@ -101,6 +101,7 @@ typedef struct ot_ptype {
     uint64_t count;
     uint64_t dur_ns;
     int dur_field;       /**< index of the DURATION_NS field flagged JAGER_FIELD_FLAG_EXTENT, -1 none, -2 not looked up */
+    int mpi_kind;        /**< ot_mpi_kind() of the type's name */
 } ot_ptype;
 
 /** Where every item of one signal went. */
@@ -147,6 +148,8 @@ struct ot_state {
 
     uint64_t anchor_ns, anchor_unix; /**< time base → Unix ns */
     uint8_t trace_id[16], root_id[8], root_parent[8];
+    uint8_t own_trace_id[16];  /**< the trace chosen at init (trace_id until an MPI job's is adopted) */
+    _Atomic int mpi_adopted;   /**< trace_id is the MPI job's (otel_mpi.c) */
     int has_root_parent;
     char *tracestate;        /**< TRACESTATE of the caller, or NULL */
     char root_name[128];     /**< the process span's name */
@@ -203,6 +206,17 @@ int ot_context_of_span(const ot_state *st, uint32_t thread, uint32_t span_id, ui
                        uint8_t trace_id[16], uint8_t remote_parent[8]);
 /** Free what ot_context_record kept. */
 void ot_context_free(ot_state *st);
+
+/** A queued item: 1 taken, 0 dropped and counted (otel_sink.c). */
+int ot_enqueue(ot_state *st, int sig, void *item);
+
+/* otel_mpi.c: the MPI job as one trace */
+/** Adopt the job's trace when the mpi plugin has set mpi.trace_id (no-op until then). */
+void ot_mpi_adopt(ot_state *st);
+/** 1 for the type "mpi.rank", 2 for "mpi.job", else 0. */
+int ot_mpi_kind(const char *type_name);
+/** The span of an mpi.rank / mpi.job record, or NULL. */
+ot_span *ot_mpi_span(ot_state *st, int kind, const jager_record *r, size_t rbytes, uint64_t os_tid);
 
 /* otel_export.c */
 int ot_export_start(ot_state *st);

@@ -111,7 +111,7 @@ static void resource(ot_state *st, ot_buf *b)
         if (k->s) kv_s(b, k->key, strlen(k->key), k->s, strlen(k->s));
         else kv_i(b, k->key, k->i);
     }
-    const char *rank = st->host->metadata_get("mpi.rank"), *size = st->host->metadata_get("mpi.size");
+    const char *rank = st->host->metadata_get("mpi.rank"), *size = st->host->metadata_get("mpi.world_size");
     if (rank) ot_buf_put(b, ",", 1), kv_i(b, "mpi.rank", strtoll(rank, NULL, 10));
     if (size) ot_buf_put(b, ",", 1), kv_i(b, "mpi.size", strtoll(size, NULL, 10));
     ot_buf_str(b, "]}");
@@ -152,10 +152,15 @@ int ot_json_spans(ot_state *st, ot_span **v, size_t n, ot_buf *b)
                    (unsigned long long)s->start, (unsigned long long)s->end);
         uint32_t k = 0, lim = st->cfg.attr_count[0], dropped = 0;
         if (!s->root) {
-            if (s->file && k < lim) kv_s(b, "code.file.path", 14, s->file, strlen(s->file)), k++;
-            if (s->line && k < lim) ot_buf_str(b, k ? "," : ""), kv_i(b, "code.line.number", s->line), k++;
-            if (k < lim) ot_buf_str(b, k ? "," : ""), kv_i(b, "thread.id", (int64_t)s->os_tid), k++;
-            if (s->task && k < lim) ot_buf_str(b, k ? "," : ""), kv_i(b, "jager.task.id", (int64_t)s->task), k++;
+            /* The plugin's own attributes come first and obey the same limits: one over the
+             * count limit is counted as dropped, the file path cut to the length limit. */
+            uint32_t vl = st->cfg.attr_len[0];
+            size_t fl = s->file ? strlen(s->file) : 0;
+            if (vl && fl > vl) fl = vl;
+            if (s->file) k < lim ? (kv_s(b, "code.file.path", 14, s->file, fl), k++) : dropped++;
+            if (s->line) k < lim ? (ot_buf_str(b, k ? "," : ""), kv_i(b, "code.line.number", s->line), k++) : dropped++;
+            k < lim ? (ot_buf_str(b, k ? "," : ""), kv_i(b, "thread.id", (int64_t)s->os_tid), k++) : dropped++;
+            if (s->task) k < lim ? (ot_buf_str(b, k ? "," : ""), kv_i(b, "jager.task.id", (int64_t)s->task), k++) : dropped++;
         }
         if (s->attrs) attrs(b, k, s->attrs, s->attrs_len, lim, st->cfg.attr_len[0], &dropped);
         ot_buf_str(b, "]");

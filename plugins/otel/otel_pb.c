@@ -144,7 +144,7 @@ static Resource *resource(ot_state *st, arena *a)
     Resource *r = al(a, sizeof *r);
     if (!r) return NULL;
     opentelemetry__proto__resource__v1__resource__init(r);
-    const char *rank = st->host->metadata_get("mpi.rank"), *size = st->host->metadata_get("mpi.size");
+    const char *rank = st->host->metadata_get("mpi.rank"), *size = st->host->metadata_get("mpi.world_size");
     r->attributes = al(a, (st->cfg.nres + 2) * sizeof(KeyValue *));
     if (!r->attributes) return r;
     for (size_t i = 0; i < st->cfg.nres; i++) {
@@ -229,10 +229,15 @@ int ot_pb_spans(ot_state *st, ot_span **v, size_t n, ot_buf *out)
         if (p->attributes) {
             size_t k = 0;
             if (!s->root) {
-                if (s->file && k < lim) p->attributes[k++] = kv_str(&a, "code.file.path", s->file, strlen(s->file));
-                if (s->line && k < lim) p->attributes[k++] = kv_int(&a, "code.line.number", s->line);
-                if (k < lim) p->attributes[k++] = kv_int(&a, "thread.id", (int64_t)s->os_tid);
-                if (s->task && k < lim) p->attributes[k++] = kv_int(&a, "jager.task.id", (int64_t)s->task);
+                /* The plugin's own attributes come first and obey the same limits: one over
+                 * the count limit is counted as dropped, the file path cut to the length limit. */
+                uint32_t *dr = &p->dropped_attributes_count, vl = st->cfg.attr_len[0];
+                size_t fl = s->file ? strlen(s->file) : 0;
+                if (vl && fl > vl) fl = vl;
+                if (s->file) k < lim ? (void)(p->attributes[k++] = kv_str(&a, "code.file.path", s->file, fl)) : (void)(*dr)++;
+                if (s->line) k < lim ? (void)(p->attributes[k++] = kv_int(&a, "code.line.number", s->line)) : (void)(*dr)++;
+                k < lim ? (void)(p->attributes[k++] = kv_int(&a, "thread.id", (int64_t)s->os_tid)) : (void)(*dr)++;
+                if (s->task) k < lim ? (void)(p->attributes[k++] = kv_int(&a, "jager.task.id", (int64_t)s->task)) : (void)(*dr)++;
             }
             if (s->attrs) k = attrs(&a, p->attributes, k, s->attrs, s->attrs_len, lim, st->cfg.attr_len[0], &p->dropped_attributes_count);
             p->n_attributes = k;

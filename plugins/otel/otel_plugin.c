@@ -182,6 +182,7 @@ static jager_status otel_init(const jager_host_api *host, jager_plugin_handle *s
     fill_random(st->rng, sizeof st->rng);
     for (int i = 0; i < OT_NSIG; i++) st->rng[i] |= 1;
     parent_from_env(st);
+    memcpy(st->own_trace_id, st->trace_id, 16);
     for (size_t i = 0; i < st->cfg.nres; i++)
         if (!strcmp(st->cfg.res[i].key, "service.name") && st->cfg.res[i].s)
             snprintf(st->root_name, sizeof st->root_name, "%s", st->cfg.res[i].s);
@@ -325,7 +326,9 @@ static void write_counts(ot_state *st)
 static void otel_stop(void *state)
 {
     ot_state *st = state;
-    /* The process span: the root of this run's spans, a child of TRACEPARENT when set. */
+    ot_mpi_adopt(st); /* the collector was drained: the job's trace id, if any, is known */
+    /* The process span: the root of this run's spans, a child of TRACEPARENT when set (of
+     * the MPI job's root span under the mpi plugin). */
     ot_span *root = calloc(1, sizeof *root);
     atomic_fetch_add(&st->cnt[OT_SPANS].seen, 1);
     if (root) {

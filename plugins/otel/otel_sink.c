@@ -156,7 +156,7 @@ static size_t list_len(const uint8_t *list, size_t room, uint32_t n)
 }
 
 /* Queue an item of signal sig (0 spans, 1 logs); returns 1 if taken. */
-static int enqueue(ot_state *st, int sig, void *item)
+int ot_enqueue(ot_state *st, int sig, void *item)
 {
     ot_counts *c = &st->cnt[sig];
     int taken = 0, wake = 0;
@@ -188,7 +188,7 @@ static void site_add(ot_state *st, uint32_t site, uint64_t dur)
         uint64_t *w = realloc(st->rate_window, n * sizeof *w);
         if (!w) return;
         st->rate_window = w;
-        uint32_t *rc = realloc(st->rate_count, n * sizeof *rc);
+        uint32_t *rc = realloc(st->rate_count, 2 * n * sizeof *rc);
         if (!rc) return;
         st->rate_count = rc;
         memset(s + st->nsites, 0, (n - st->nsites) * sizeof *s);
@@ -199,7 +199,7 @@ static void site_add(ot_state *st, uint32_t site, uint64_t dur)
         a = st->sites[site] = calloc(1, sizeof *a);
         if (!a) return;
         st->rate_window[site] = UINT64_MAX;
-        st->rate_count[site] = 0;
+        st->rate_count[2 * site] = st->rate_count[2 * site + 1] = 0;
     }
     if (!a->calls || dur < a->min_ns) a->min_ns = dur;
     if (dur > a->max_ns) a->max_ns = dur;
@@ -210,17 +210,24 @@ static void site_add(ot_state *st, uint32_t site, uint64_t dur)
     a->hist[b < JAGER_HIST_BUCKETS ? b : JAGER_HIST_BUCKETS - 1] += 1;
 }
 
-/* Per-site rate: at most site_rate spans per site in each second of end time. */
+/* Per-site rate: at most site_rate spans per site in each second of end time. Threads'
+ * batches reach the sink out of order, so the current second and the one before it keep
+ * their own counts (a span ending in an older second is sampled out): no second of end
+ * time ever gets more than site_rate spans of a site. */
 static int over_rate(ot_state *st, uint32_t site, uint64_t end_ns)
 {
     if (!st->cfg.site_rate || site >= st->nsites || !st->sites[site]) return 0;
-    uint64_t sec = end_ns / 1000000000u;
-    if (st->rate_window[site] != sec) {
-        st->rate_window[site] = sec;
-        st->rate_count[site] = 0;
+    uint64_t sec = end_ns / 1000000000u, *w = &st->rate_window[site];
+    uint32_t *n = &st->rate_count[2 * site];
+    if (*w == UINT64_MAX || sec > *w) {
+        if (*w == UINT64_MAX || sec > *w + 1) n[0] = n[1] = 0; /* both slots are stale */
+        else n[sec & 1] = 0;                                  /* the slot of sec - 2 */
+        *w = sec;
+    } else if (sec + 1 < *w) {
+        return 1;
     }
-    if (st->rate_count[site] >= st->cfg.site_rate) return 1;
-    st->rate_count[site]++;
+    if (n[sec & 1] >= st->cfg.site_rate) return 1;
+    n[sec & 1]++;
     return 0;
 }
 
@@ -286,7 +293,7 @@ static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_
         s->error_time = p->error_time;
         free(p);
     }
-    if (!enqueue(st, OT_SPANS, s)) ot_span_free(s);
+    if (!ot_enqueue(st, OT_SPANS, s)) ot_span_free(s);
 }
 
 static void on_attr(ot_state *st, uint32_t thread, const jager_rec_span_attr *r, size_t rbytes)
@@ -345,7 +352,7 @@ static void on_log(ot_state *st, uint32_t thread, const jager_rec_log *r, size_t
     l->time = ot_unix(st, r->time_ns);
     l->severity = r->h.aux & 0xffu;
     static const uint8_t zero[16];
-    if (memcmp(r->trace_id, zero, 16) && memcmp(r->trace_id, st->trace_id, 16)) {
+    if (memcmp(r->trace_id, zero, 16) && memcmp(r->trace_id, st->trace_id, 16) && memcmp(r->trace_id, st->own_trace_id, 16)) {
         /* The thread's own trace context, another trace than the run's (set by the program,
          * e.g. extracted from a peer). The run's own context (the process span, made current
          * on the jager_init thread) falls through: the innermost span is more precise. */
@@ -359,7 +366,7 @@ static void on_log(ot_state *st, uint32_t thread, const jager_rec_log *r, size_t
         else memcpy(l->span_id, st->root_id, 8);
         l->has_span = 1;
     }
-    if (!enqueue(st, OT_LOGS, l)) ot_log_free(l);
+    if (!ot_enqueue(st, OT_LOGS, l)) ot_log_free(l);
 }
 
 static void on_counter(ot_state *st, uint32_t thread, const jager_rec_counter *r)
@@ -385,8 +392,9 @@ out:
     pthread_mutex_unlock(&st->agg_lock);
 }
 
-static void on_plugin_event(ot_state *st, const jager_record *r, size_t rbytes)
+static void on_plugin_event(ot_state *st, const jager_record *r, size_t rbytes, uint64_t os_tid)
 {
+    int mpi_kind = 0;
     size_t i = (size_t)r->type - JAGER_EV_FIRST_PLUGIN;
     if (r->type == st->self_type || i >= 4096) return;
     pthread_mutex_lock(&st->agg_lock);
@@ -394,7 +402,7 @@ static void on_plugin_event(ot_state *st, const jager_record *r, size_t rbytes)
         size_t n = i + 16;
         ot_ptype *p = realloc(st->ptypes, n * sizeof *p);
         if (!p) goto out;
-        for (size_t k = st->nptypes; k < n; k++) p[k] = (ot_ptype){0, 0, -2};
+        for (size_t k = st->nptypes; k < n; k++) p[k] = (ot_ptype){0, 0, -2, 0};
         st->ptypes = p;
         st->nptypes = n;
     }
@@ -402,6 +410,7 @@ static void on_plugin_event(ot_state *st, const jager_record *r, size_t rbytes)
     if (t->dur_field == -2) {
         const jager_type_desc *d = st->host->type_info(r->type);
         t->dur_field = -1;
+        t->mpi_kind = ot_mpi_kind(d ? d->name : NULL);
         for (uint32_t f = 0; d && f < d->nfields; f++)
             if (d->fields[f].kind == JAGER_FIELD_DURATION_NS && (d->fields[f].flags & JAGER_FIELD_FLAG_EXTENT)) {
                 t->dur_field = (int)f;
@@ -411,8 +420,17 @@ static void on_plugin_event(ot_state *st, const jager_record *r, size_t rbytes)
     t->count++;
     if (t->dur_field >= 0 && sizeof(jager_rec_plugin) + ((size_t)t->dur_field + 1) * 8u <= rbytes)
         t->dur_ns += ((const jager_rec_plugin *)r)->fields[t->dur_field];
+    mpi_kind = t->mpi_kind;
 out:
     pthread_mutex_unlock(&st->agg_lock);
+    if (mpi_kind) {
+        /* the mpi plugin's rank and job spans, in the job's trace */
+        ot_mpi_adopt(st);
+        atomic_fetch_add(&st->cnt[OT_SPANS].seen, 1);
+        ot_span *s = ot_mpi_span(st, mpi_kind, r, rbytes, os_tid);
+        if (!s) atomic_fetch_add(&st->cnt[OT_SPANS].other, 1);
+        else if (!ot_enqueue(st, OT_SPANS, s)) ot_span_free(s);
+    }
 }
 
 jager_status ot_sink_write(void *ctx, const jager_batch *b)
@@ -422,6 +440,7 @@ jager_status ot_sink_write(void *ctx, const jager_batch *b)
     uint64_t os_tid = 0;
     const char *tname = NULL;
     st->host->thread_info(b->thread, &os_tid, &tname); /* once per batch: one thread's records */
+    ot_mpi_adopt(st); /* once the mpi plugin broadcast the job's trace id */
     for (size_t off = 0; off + sizeof(jager_record) <= b->bytes;) {
         const jager_record *r = (const jager_record *)(b->data + off);
         size_t n = (size_t)r->words * 8u;
@@ -450,7 +469,7 @@ jager_status ot_sink_write(void *ctx, const jager_batch *b)
             if (n >= sizeof(jager_rec_task)) on_task(st, b->thread, (const jager_rec_task *)r);
             break;
         default:
-            if (r->type >= JAGER_EV_FIRST_PLUGIN) on_plugin_event(st, r, n);
+            if (r->type >= JAGER_EV_FIRST_PLUGIN) on_plugin_event(st, r, n, os_tid);
             break;
         }
     }

@@ -58,11 +58,12 @@ function sameKeys(sent, back, where) {
     }
   }
 }
-function decode(urlPath, headers, raw) {
+function decode(urlPath, headers, raw, jsonTexts) {
   const [Req] = MSG[urlPath];
   let body = raw;
   if (headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(raw);
   if (headers['content-type'] === 'application/json') {
+    if (jsonTexts) jsonTexts.push(body.toString('utf8'));
     const sent = JSON.parse(body.toString('utf8'));
     const msg = Req.fromObject(hexToB64(sent));
     const back = Req.toObject(msg, { longs: String, enums: Number, bytes: String, defaults: true });
@@ -73,10 +74,12 @@ function decode(urlPath, headers, raw) {
   return Req.toObject(Req.decode(body), { longs: String, enums: Number, bytes: Buffer });
 }
 
-// handler(kind, n) → {status, headers, body} | 'hang' | 'close'; kind is traces/logs/metrics,
-// n counts that kind's requests from 0.
-async function receiver(handler = () => ({ status: 200 })) {
-  const got = { traces: [], logs: [], metrics: [], times: { traces: [], logs: [], metrics: [] }, headers: [], sent: { traces: [], logs: [], metrics: [] }, answered: {} };
+// handler(kind, n) → {status, headers, rejected, body} | 'hang' | 'close'; kind is
+// traces/logs/metrics, n counts that kind's requests from 0. paths: other URL paths taken
+// as one of /v1/traces, /v1/logs, /v1/metrics (a signal's own endpoint).
+async function receiver(handler = () => ({ status: 200 }), paths = {}) {
+  const got = { traces: [], logs: [], metrics: [], times: { traces: [], logs: [], metrics: [] }, headers: [], sent: { traces: [], logs: [], metrics: [] }, answered: {},
+    byKind: { traces: [], logs: [], metrics: [] }, urls: [], json: { traces: [], logs: [], metrics: [] } };
   const counts = { traces: 0, logs: 0, metrics: 0 };
   const hung = [];
   const server = http.createServer((req, res) => {
@@ -84,27 +87,34 @@ async function receiver(handler = () => ({ status: 200 })) {
     const arrived = Date.now(); // the request's headers are in
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      const kind = req.url.slice(4);
+      got.urls.push(req.url);
+      const urlPath = MSG[req.url] ? req.url : paths[req.url];
+      if (!urlPath) { got.error = got.error || new Error(`request to ${req.url}`); res.writeHead(404); res.end(); return; }
+      const kind = urlPath.slice(4);
       const n = counts[kind]++;
       got.times[kind].push(arrived);
       res.on('finish', () => { (got.answered[kind] ||= [])[n] = Date.now(); });
       got.headers.push(req.headers);
+      got.byKind[kind].push(req.headers);
       const act = handler(kind, n);
       let msg = null;
       try {
-        msg = decode(req.url, req.headers, Buffer.concat(chunks));
+        msg = decode(urlPath, req.headers, Buffer.concat(chunks), got.json[kind]);
         got.sent[kind].push(msg); // every request, whatever the answer
       } catch (e) { got.error = got.error || e; }
       if (act === 'hang') { hung.push(res); return; }
       if (act === 'close') { req.socket.destroy(); return; }
       if (act.status === 200 && msg) got[kind].push(msg);
-      let body = Buffer.alloc(0);
+      let body = act.body || Buffer.alloc(0);
+      const json = req.headers['content-type'] === 'application/json';
       if (act.rejected !== undefined) {
-        const Res = MSG[req.url][1];
+        const Res = MSG[urlPath][1];
         const key = { traces: 'rejectedSpans', logs: 'rejectedLogRecords', metrics: 'rejectedDataPoints' }[kind];
-        body = Buffer.from(Res.encode(Res.fromObject({ partialSuccess: { [key]: act.rejected, errorMessage: 'test' } })).finish());
+        // OTLP/JSON answers in JSON (int64 as a decimal string), OTLP/protobuf in protobuf
+        body = json ? Buffer.from(JSON.stringify({ partialSuccess: { [key]: String(act.rejected), errorMessage: 'test' } }))
+          : Buffer.from(Res.encode(Res.fromObject({ partialSuccess: { [key]: act.rejected, errorMessage: 'test' } })).finish());
       }
-      res.writeHead(act.status, { 'content-type': 'application/x-protobuf', ...(act.headers || {}) });
+      res.writeHead(act.status, { 'content-type': json ? 'application/json' : 'application/x-protobuf', ...(act.headers || {}) });
       res.end(body);
     });
   });
@@ -136,7 +146,8 @@ function run(name, env, args = ['200', '2', '20'], limitMs = 60000) {
     p.on('exit', (code) => {
       clearTimeout(kill);
       if (code !== 0) return reject(new Error(`workload exited ${code}: ${stderr}`));
-      resolve({ out, wallMs: Date.now() - t0, loopNs: Number(stdout.trim().split('\n')[0]), stderr });
+      const t1 = Date.now();
+      resolve({ out, wallMs: t1 - t0, t0, t1, loopNs: Number(stdout.trim().split('\n')[0]), stderr });
     });
   });
 }
@@ -210,7 +221,18 @@ function endpoint(port) {
 }
 
 // Full content check of a clean run (any protocol).
-function checkContent(rec, got, { traceParent } = {}) {
+// Jäger's log histogram (plugins/otel: site_add, ot_bucket_lower): the bucket of a duration
+// and the lower bound of a bucket, in ns.
+const HIST_BUCKETS = 192;
+function bucketOf(dur) {
+  const d = BigInt(dur) | 4n;
+  const sh = BigInt(d.toString(2).length - 3);
+  const b = Number(sh * 4n + (BigInt(dur) >> sh));
+  return Math.min(b, HIST_BUCKETS - 1);
+}
+const bucketLower = (b) => (b < 8 ? b : (4 + (b % 4)) * 2 ** (Math.floor(b / 4) - 1));
+
+function checkContent(rec, got, { traceParent, window } = {}) {
   assert.ifError(got.error);
   const salt = rec.meta['otel.span_id_salt'], traceId = rec.meta['otel.trace_id'], rootId = rec.meta['otel.root_span_id'];
   assert.match(salt, /^[0-9a-f]{16}$/);
@@ -228,6 +250,14 @@ function checkContent(rec, got, { traceParent } = {}) {
     assert.equal(hex(rootSpan.parentSpanId), '', 'without TRACEPARENT the process span is a root');
   }
   for (const s of spans) assert.equal(hex(s.traceId), traceId);
+  if (window) {
+    // Unix times: every span starts and ends inside the test's own wall window of the run.
+    const lo = BigInt(window.t0 - 5) * 1000000n, hi = BigInt(window.t1 + 5) * 1000000n;
+    for (const s of spans) {
+      assert.ok(BigInt(s.startTimeUnixNano) >= lo && BigInt(s.startTimeUnixNano) <= hi, `${s.name} starts in [${window.t0}, ${window.t1}] ms: ${s.startTimeUnixNano}`);
+      assert.ok(BigInt(s.endTimeUnixNano) >= BigInt(s.startTimeUnixNano) && BigInt(s.endTimeUnixNano) <= hi, `${s.name} ends in the window`);
+    }
+  }
   const errors = new Set(rec.ev.filter((e) => e.type === 'span_error').map((e) => `${e.thread}:${e.span_id}`));
   const attrd = new Set(rec.ev.filter((e) => e.type === 'span_attr').map((e) => `${e.thread}:${e.span_id}`));
   for (const j of rec.spans) {
@@ -265,6 +295,8 @@ function checkContent(rec, got, { traceParent } = {}) {
   const have = logs.map((l) => `${l.severityNumber}|${l.body.stringValue}|${attr(l.attributes, 'index')}|${hex(l.spanId)}`).sort();
   assert.deepEqual(have, want, 'severity, body, attributes and span of every log record');
   for (const l of logs) assert.equal(hex(l.traceId), traceId);
+  const sevText = { 9: 'INFO', 13: 'WARN' };
+  for (const l of logs) assert.equal(l.severityText, sevText[l.severityNumber], `severityText of severity ${l.severityNumber}`);
   // Metrics: per-site histograms with the .jgr's call counts
   const metrics = metricsOf(got);
   const hist = metrics.filter((m) => m.name === 'jager.span.duration');
@@ -278,6 +310,13 @@ function checkContent(rec, got, { traceParent } = {}) {
     assert.equal(Number(p.count), bySite[site], `calls of ${site}`);
     assert.equal(p.bucketCounts.reduce((a, b) => a + Number(b), 0), Number(p.count), 'bucket counts add up');
     assert.equal(p.bucketCounts.length, (p.explicitBounds || []).length + 1);
+    // The buckets are Jäger's: from the first non-empty bucket lo of the .jgr's durations to
+    // the last, bounds the lower edges of lo+1 … hi in seconds, counts exactly the .jgr's.
+    const want = new Array(HIST_BUCKETS).fill(0);
+    for (const j of rec.spans.filter((x) => x.site === site)) want[bucketOf(j.dur_ns)]++;
+    const lo = want.findIndex((x) => x > 0), hi = want.length - 1 - [...want].reverse().findIndex((x) => x > 0);
+    assert.deepEqual((p.explicitBounds || []).map(Number), Array.from({ length: hi - lo }, (_, i) => bucketLower(lo + 1 + i) / 1e9), `${site}: explicit bounds are the plugin's buckets`);
+    assert.deepEqual(p.bucketCounts.map(Number), want.slice(lo, hi + 1), `${site}: bucket counts of the .jgr's durations`);
     const dsum = rec.spans.filter((j) => j.site === site).reduce((a, j) => a + j.dur_ns, 0);
     assert.ok(Math.abs(p.sum - dsum / 1e9) <= 1e-9 * Math.max(1, dsum / 1e9), 'sum of durations');
   }
@@ -302,7 +341,7 @@ test('export', async () => {
   const run1 = await run('export', { ...endpoint(r.port) });
   await r.close();
   const rec = recording(run1.out);
-  checkContent(rec, r.got);
+  checkContent(rec, r.got, { window: run1 });
   assert.ok(r.got.traces.length >= 1);
 });
 
@@ -311,7 +350,18 @@ test('json', async () => {
   const run1 = await run('json', { ...endpoint(r.port), OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip' });
   await r.close();
   assert.ok(r.got.headers.every((h) => h['content-type'] === 'application/json' && h['content-encoding'] === 'gzip'));
-  checkContent(recording(run1.out), r.got);
+  checkContent(recording(run1.out), r.got, { window: run1 });
+  // The spec's JSON mapping: enums as integers in the raw JSON, not names or strings.
+  const raw = (kind) => r.got.json[kind].map((t) => JSON.parse(t));
+  const rawSpans = raw('traces').flatMap((x) => x.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
+  assert.ok(rawSpans.length > 0);
+  for (const x of rawSpans) assert.ok(Number.isInteger(x.kind) && (x.kind === 1 || x.kind === 2), `raw kind ${JSON.stringify(x.kind)}`);
+  const rawLogs = raw('logs').flatMap((x) => x.resourceLogs.flatMap((rl) => rl.scopeLogs.flatMap((sl) => sl.logRecords)));
+  assert.ok(rawLogs.length > 0);
+  for (const x of rawLogs) {
+    assert.ok(Number.isInteger(x.severityNumber) && [9, 13].includes(x.severityNumber), `raw severityNumber ${JSON.stringify(x.severityNumber)}`);
+    assert.equal(x.severityText, x.severityNumber === 9 ? 'INFO' : 'WARN');
+  }
 });
 
 test('traceparent', async () => {
@@ -351,7 +401,9 @@ test('status_429', async () => {
   const r = await receiver((kind, n) => {
     if (kind !== 'traces' || n > 1) return { status: 200 };
     if (n === 0) return { status: 429 };
-    return { status: 429, headers: { 'retry-after': new Date(Date.now() + 1000).toUTCString() } };
+    // An HTTP date 4 s ahead (whole seconds: 3 to 4 s from now); the backoff is 300 ms, so
+    // a wait of 2 s or more can only come from the date.
+    return { status: 429, headers: { 'retry-after': new Date(Date.now() + 4000).toUTCString() } };
   });
   const run1 = await run('status_429', { ...endpoint(r.port), ...oneBatch, JAGER_OTEL_RETRY_INITIAL_BACKOFF: '300' });
   await r.close();
@@ -359,7 +411,9 @@ test('status_429', async () => {
   const t = r.got.times.traces;
   assert.deepEqual(spanIds(r.got.sent.traces[2]), spanIds(r.got.sent.traces[0]), 'requests 2 and 3 retry the first');
   assert.ok(t[1] - t[0] >= 150 && t[1] - t[0] <= 1000, `jittered backoff after 429 (${t[1] - t[0]} ms)`);
-  assert.ok(t[2] - t[1] >= 0 && t[2] - t[1] <= 2600, `HTTP-date Retry-After (${t[2] - t[1]} ms)`);
+  const waited = t[2] - r.got.answered.traces[1];
+  console.log(`# Retry-After: <date + 4 s> -> retry ${waited} ms after the 429 answer`);
+  assert.ok(waited >= 2000 && waited <= 8000, `the HTTP-date Retry-After was honoured (waited ${waited} ms)`);
   const s = accounted(rec, 'span', rec.spans.length + 1);
   assert.equal(s.exported, s.seen);
   assert.equal(s.retries, 2);
@@ -406,6 +460,11 @@ test('hang', async () => {
   assert.ok(s.cause('timeout') > 0, 'the hung requests count as timeout');
   assert.ok(s.proc('queue_full') > 0, 'the full queue dropped and counted');
   assert.ok(run1.wallMs < 15000, `the program was not held up (${run1.wallMs} ms)`);
+  // No log line per failed span or request: one otel diagnostic in all, the summary of what
+  // was lost (a warning).
+  const diags = rec.ev.filter((e) => e.type === 'diag' && e.source === 'otel');
+  assert.equal(diags.length, 1, `one otel diagnostic: ${JSON.stringify(diags.map((e) => e.text))}`);
+  assert.ok(diags[0].severity >= 13 && /^not exported: /.test(diags[0].text));
   const md = accounted(rec, 'metric_data_point');
   assert.ok(md.exported > 0 && md.exported === md.seen, 'the last metrics still went out');
   // jager summary shows the same counts.
@@ -656,4 +715,235 @@ test('sampled', async () => {
     assert.equal(p.bucketCounts.reduce((a, b) => a + Number(b), 0), site.calls);
   }
   accounted(rec, 'span', rec.spans.length + 1);
+});
+
+test('site_rate', async () => {
+  // The default volume control, JAGER_OTEL_SITE_RATE: at most RATE spans of a site per second
+  // of end time become OTLP spans; the rest are sampled out (counted, not a loss), and the
+  // histograms still count every call.
+  const RATE = 40;
+  const r = await receiver();
+  const run1 = await run('site_rate', { ...endpoint(r.port), JAGER_OTEL_SITE_RATE: String(RATE) }, ['300', '2', '5']);
+  await r.close();
+  assert.ifError(r.got.error);
+  const rec = recording(run1.out);
+  const off = BigInt(rec.meta['clock.anchor_unix_ns']) - BigInt(rec.meta['clock.anchor_ns']);
+  const spans = spansOf(r.got).filter((s) => hex(s.spanId) !== rec.meta['otel.root_span_id']);
+  const per = {};
+  for (const s of spans) {
+    const k = `${s.name}@${(BigInt(s.endTimeUnixNano) - off) / 1000000000n}`; // the second of end time, the plugin's clock
+    per[k] = (per[k] || 0) + 1;
+  }
+  for (const [k, n] of Object.entries(per)) assert.ok(n <= RATE, `${k}: ${n} spans exported, at most ${RATE}`);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  const sampled = rec.counts['jager.otel.span.sampled_out|'];
+  assert.ok(sampled > 0, 'spans over the rate were sampled out');
+  assert.equal(sampled + spans.length + 1, s.seen, 'sampled out + exported (process span included) == emitted');
+  assert.equal(s.exported, spans.length + 1);
+  assert.ok(rec.spans.filter((j) => j.site === 'kernel').length > RATE, 'the workload exceeds the rate');
+  const hist = metricsOf(r.got).find((m) => m.name === 'jager.span.duration');
+  for (const p of points(hist)) {
+    const site = attr(p.attributes, 'code.function.name');
+    assert.equal(Number(p.count), rec.spans.filter((j) => j.site === site).length, `${site}: the histogram counts every call`);
+  }
+});
+
+test('signal_config', async () => {
+  // Per-signal variables: the traces endpoint used as is, logs as http/json, metrics gzip,
+  // a signal's own header replacing the generic one of the same name.
+  const r = await receiver(undefined, { '/custom/traces': '/v1/traces' });
+  const run1 = await run('signal_config', {
+    ...endpoint(r.port), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${r.port}/custom/traces`,
+    OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: 'gzip',
+    OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=generic,x-common=all', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'X-Tenant=traces',
+  });
+  await r.close();
+  assert.ifError(r.got.error);
+  assert.deepEqual([...new Set(r.got.urls)].sort(), ['/custom/traces', '/v1/logs', '/v1/metrics'], 'no /v1/traces appended to the traces endpoint');
+  const H = r.got.byKind;
+  assert.ok(H.traces.length && H.logs.length && H.metrics.length);
+  for (const h of H.traces) {
+    assert.equal(h['x-tenant'], 'traces', 'the traces header alone, not both');
+    assert.equal(h['x-common'], 'all');
+    assert.equal(h['content-type'], 'application/x-protobuf');
+    assert.equal(h['content-encoding'], undefined);
+  }
+  for (const h of H.logs) {
+    assert.equal(h['x-tenant'], 'generic');
+    assert.equal(h['content-type'], 'application/json');
+    assert.equal(h['content-encoding'], undefined);
+  }
+  for (const h of H.metrics) {
+    assert.equal(h['x-tenant'], 'generic');
+    assert.equal(h['content-type'], 'application/x-protobuf');
+    assert.equal(h['content-encoding'], 'gzip');
+  }
+  checkContent(recording(run1.out), r.got);
+});
+
+test('limits', async () => {
+  // Attribute limits, the metric interval and the log queue size.
+  const r = await receiver((kind) => (kind === 'logs' ? 'hang' : { status: 200 }));
+  const run1 = await run('limits', {
+    ...endpoint(r.port), OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: '1', OTEL_METRIC_EXPORT_INTERVAL: '300',
+    OTEL_BLRP_MAX_QUEUE_SIZE: '4', OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: '1000', JAGER_OTEL_SHUTDOWN_TIMEOUT: '3000',
+  }, ['50', '1', '200', '0', '1500']);
+  await r.close();
+  assert.ifError(r.got.error);
+  const rec = recording(run1.out);
+  const attrd = new Set(rec.ev.filter((e) => e.type === 'span_attr').map((e) => `${e.thread}:${e.span_id}`));
+  const salt = rec.meta['otel.span_id_salt'];
+  const byId = new Map(spansOf(r.got).map((s) => [hex(s.spanId), s]));
+  for (const j of rec.spans) {
+    const s = byId.get(spanId(salt, j.thread, j.span_id));
+    assert.ok(s);
+    // code.file.path, code.line.number, thread.id (+ iteration, phase): one kept, the rest counted
+    const all = 3 + (attrd.has(`${j.thread}:${j.span_id}`) ? 2 : 0);
+    assert.equal(s.attributes.length, 1, 'OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT=1');
+    assert.equal(s.droppedAttributesCount, all - 1, `droppedAttributesCount of ${j.site}`);
+  }
+  // ~5 periodic exports and the final one; without the interval there is only the final one.
+  assert.ok(r.got.times.metrics.length >= 3, `OTEL_METRIC_EXPORT_INTERVAL=300 over a 1.5 s run: ${r.got.times.metrics.length} metrics requests`);
+  const l = accounted(rec, 'log', rec.logs.length);
+  assert.ok(l.proc('queue_full') > 0, `a log queue of 4 with a hung endpoint drops and counts (queue_full ${l.proc('queue_full')})`);
+  assert.equal(l.exported, 0);
+  accounted(rec, 'span', rec.spans.length + 1);
+
+  // OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=3: string values cut to 3 bytes (file path included).
+  const r2 = await receiver();
+  const run2 = await run('limits_len', { ...endpoint(r2.port), OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '3' });
+  await r2.close();
+  const rec2 = recording(run2.out);
+  const attrd2 = rec2.ev.filter((e) => e.type === 'span_attr');
+  assert.ok(attrd2.length > 0);
+  const byId2 = new Map(spansOf(r2.got).map((s) => [hex(s.spanId), s]));
+  for (const e of attrd2) {
+    const s = byId2.get(spanId(rec2.meta['otel.span_id_salt'], e.thread, e.span_id));
+    assert.equal(attr(s.attributes, 'phase'), 'ass', 'the value "assemble" cut to 3');
+    assert.equal(String(attr(s.attributes, 'iteration')), String(e.attrs.iteration), 'integers are not cut');
+    assert.equal(attr(s.attributes, 'code.file.path').length, 3);
+  }
+});
+
+test('status_5xx', async () => {
+  // 502 and 504 are retried (then 200): nothing lost, nothing sent twice.
+  const r = await receiver((kind, n) => (kind !== 'traces' || n > 1 ? { status: 200 } : { status: n === 0 ? 502 : 504 }));
+  const run1 = await run('status_5xx', { ...endpoint(r.port), ...oneBatch, JAGER_OTEL_RETRY_INITIAL_BACKOFF: '100' });
+  await r.close();
+  const rec = recording(run1.out);
+  assert.deepEqual(spanIds(r.got.sent.traces[1]), spanIds(r.got.sent.traces[0]));
+  assert.deepEqual(spanIds(r.got.sent.traces[2]), spanIds(r.got.sent.traces[0]), '502 and 504 both retried');
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, s.seen);
+  assert.equal(s.retries, 2);
+  noDuplicates(r.got);
+});
+
+test('retry_after_long', async () => {
+  // Retry-After: 60 with a 1 s export timeout: the wait cannot fit, so the batch is given up
+  // at once (no second request), counted under 503.
+  const r = await receiver((kind) => (kind === 'traces' ? { status: 503, headers: { 'retry-after': '60' } } : { status: 200 }));
+  const run1 = await run('retry_after_long', { ...endpoint(r.port), ...oneBatch, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '1000' });
+  await r.close();
+  const rec = recording(run1.out);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.retries, 0, 'no retry');
+  assert.equal(r.got.times.traces.length, s.requests);
+  assert.equal(spanIdsAll(r.got.sent.traces).length, s.seen, 'each span sent once');
+  assert.equal(s.cause('503'), s.seen, 'all counted under 503');
+  assert.ok(run1.wallMs < 30000, `no 60 s wait (${run1.wallMs} ms)`);
+});
+
+test('big_response', async () => {
+  // A 1 MiB answer with a 64-byte response cap: cut off, no crash, the export counts as done.
+  const r = await receiver(() => ({ status: 200, body: Buffer.alloc(1 << 20, 0x41) }));
+  const run1 = await run('big_response', { ...endpoint(r.port), JAGER_OTEL_RESPONSE_CAP: '64' });
+  await r.close();
+  const rec = recording(run1.out);
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.exported, s.seen);
+  assert.equal(accounted(rec, 'log', rec.logs.length).exported, rec.logs.length);
+  checkContent(rec, r.got);
+});
+
+test('partial_json', async () => {
+  // partial_success in an OTLP/JSON answer: counted as rejected, not retried.
+  const r = await receiver((kind, n) => (kind === 'traces' && n === 0 ? { status: 200, rejected: 5 } : { status: 200 }));
+  const run1 = await run('partial_json', { ...endpoint(r.port), ...oneBatch, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+  await r.close();
+  const rec = recording(run1.out);
+  assert.equal(spanIdsAll(r.got.sent.traces).length, new Set(spanIdsAll(r.got.sent.traces)).size, 'not retried');
+  const s = accounted(rec, 'span', rec.spans.length + 1);
+  assert.equal(s.cause('rejected'), 5);
+  assert.equal(s.exported, s.seen - 5);
+});
+
+test('mpi', { skip: !process.env.OTEL_MPIEXEC && 'no MPI' }, async () => {
+  // Two MPI ranks (MPICH on loopback) with the mpi and otel plugins: each rank's resource
+  // carries mpi.rank and mpi.size, and the job is one trace, rank 0's (broadcast at
+  // MPI_Init): the ranks' process spans are children of the job's root span, which rank 0
+  // exports (mpi.job), beside each rank's mpi.rank span.
+  const r = await receiver();
+  const prefix = 'mpi-';
+  for (const f of fs.readdirSync(DIR).filter((f) => f.startsWith(prefix))) fs.rmSync(path.join(DIR, f));
+  const env = { JAGER_PLUGINS: 'mpi,otel', JAGER_PLUGIN_PATH: PLUGINS, JAGER_OUTPUT: path.join(DIR, `${prefix}%r.jgr`), JAGER_QUIET: '1',
+    JAGER_MPI_AGGREGATE: '0', OTEL_SERVICE_NAME: 'otel-test', JAGER_OTEL_SITE_RATE: '0', OTEL_METRIC_EXPORT_INTERVAL: '600000', ...endpoint(r.port) };
+  const args = ['-n', '2'];
+  for (const [k, v] of Object.entries(env)) args.push('-genv', k, v);
+  args.push(process.env.OTEL_MPI_PROGRAM);
+  await new Promise((resolve, reject) => {
+    const p = spawn(process.env.OTEL_MPIEXEC, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME || '/tmp' }, stdio: 'inherit' });
+    const kill = setTimeout(() => p.kill('SIGKILL'), 100000);
+    p.on('exit', (code) => { clearTimeout(kill); code === 0 ? resolve() : reject(new Error(`mpiexec exited ${code}`)); });
+  });
+  await r.close();
+  assert.ifError(r.got.error);
+  const recs = [0, 1].map((k) => recording(path.join(DIR, `${prefix}${k}.jgr`)));
+  const trace = recs[0].meta['mpi.trace_id'], root = recs[0].meta['mpi.root_span_id'];
+  assert.match(trace, /^[0-9a-f]{32}$/);
+  for (const [k, rec] of recs.entries()) {
+    assert.equal(rec.meta['mpi.rank'], String(k));
+    assert.equal(rec.meta['mpi.trace_id'], trace, 'one job trace');
+    assert.equal(rec.meta['otel.trace_id'], trace, `rank ${k}: the otel plugin took the job's trace`);
+    assert.equal(rec.meta['otel.parent_span_id'], root);
+  }
+  // Resource attributes, per request: which rank sent it.
+  const byRank = { 0: [], 1: [] };
+  for (const req of r.got.traces) {
+    const res = req.resourceSpans[0].resource.attributes;
+    assert.equal(Number(attr(res, 'mpi.size')), 2, 'mpi.size is the world size');
+    byRank[Number(attr(res, 'mpi.rank'))].push(...req.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
+  }
+  for (const kind of ['logs', 'metrics']) {
+    for (const req of r.got[kind]) {
+      const res = (req.resourceLogs || req.resourceMetrics)[0].resource.attributes;
+      assert.ok([0, 1].includes(Number(attr(res, 'mpi.rank'))));
+      assert.equal(Number(attr(res, 'mpi.size')), 2);
+    }
+  }
+  for (const [k, rec] of recs.entries()) {
+    const spans = byRank[k];
+    const salt = rec.meta['otel.span_id_salt'];
+    // the program's spans (ring, reduce), the process span, mpi.rank, and on rank 0 mpi.job
+    assert.equal(spans.length, rec.spans.length + 2 + (k === 0 ? 1 : 0), `rank ${k}: every span arrived once`);
+    for (const s of spans) assert.equal(hex(s.traceId), trace, `rank ${k}: ${s.name} is in the job's trace`);
+    const proc = spans.find((s) => hex(s.spanId) === rec.meta['otel.root_span_id']);
+    assert.equal(hex(proc.parentSpanId), root, `rank ${k}: the process span is a child of the job's root span`);
+    const rs = spans.find((s) => s.name === 'mpi.rank');
+    assert.equal(hex(rs.spanId), rec.meta['mpi.rank_span_id']);
+    assert.equal(hex(rs.parentSpanId), root);
+    for (const j of rec.spans) {
+      const s = spans.find((x) => hex(x.spanId) === spanId(salt, j.thread, j.span_id));
+      assert.ok(s, `rank ${k}: ${j.site}`);
+      assert.equal(hex(s.parentSpanId), j.parent_id ? spanId(salt, j.thread, j.parent_id) : rec.meta['otel.root_span_id']);
+    }
+    const s = accounted(rec, 'span', rec.spans.length + 2 + (k === 0 ? 1 : 0));
+    assert.equal(s.exported, s.seen);
+    for (const l of logsOf({ logs: r.got.logs })) assert.equal(hex(l.traceId), trace);
+  }
+  const job = byRank[0].find((s) => s.name === 'mpi.job');
+  assert.ok(job, 'rank 0 exported the job span');
+  assert.equal(hex(job.spanId), root);
+  assert.equal(hex(job.parentSpanId), '', 'no TRACEPARENT: the job span is the trace root');
+  assert.ok(!byRank[1].some((s) => s.name === 'mpi.job'));
 });

@@ -2,12 +2,13 @@
  * attributes and failures on some), logs and counters, with the otel plugin loaded from
  * JAGER_PLUGINS. What it emitted is read back from its .jgr, never from here.
  *
- *   otel_workload ITERATIONS THREADS LOGS [WORK]
+ *   otel_workload ITERATIONS THREADS LOGS [WORK [SLEEP_MS]]
  *
  * Each iteration of each thread is one "solve" span holding two "kernel" spans; every 50th
  * kernel gets attributes, every 97th solve is marked failed. LOGS log records are written
  * inside a "setup" span on the main thread. WORK (default 0) is busy work per kernel in
- * loop turns, for the benchmark. Prints the loop time in ns on stdout, then (after
+ * loop turns, for the benchmark. SLEEP_MS (default 0): the run goes on that long after the
+ * loop, recording nothing (periodic metric exports). Prints the loop time in ns on stdout, then (after
  * jager_shutdown, so the exporter's threads are included) the process's CPU time in ns. */
 #include <pthread.h>
 #include <sys/resource.h>
@@ -51,6 +52,7 @@ int main(int argc, char **argv)
     int threads = argc > 2 ? atoi(argv[2]) : 2;
     long logs = argc > 3 ? atol(argv[3]) : 10;
     work = argc > 4 ? atol(argv[4]) : 0;
+    long sleep_ms = argc > 5 ? atol(argv[5]) : 0;
     if (threads < 1 || threads > 64) threads = 1;
     if (jager_init(NULL) != JAGER_OK) {
         fprintf(stderr, "jager_init: %s\n", jager_last_error());
@@ -74,6 +76,10 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%lld\n", (long long)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)));
     fflush(stdout);
+    if (sleep_ms > 0) {
+        struct timespec d = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
+        while (nanosleep(&d, &d)) continue;
+    }
     jager_shutdown();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
