@@ -10,8 +10,9 @@
  *   stairs     rank k works 30·k ms before each of 5 MPI_Allreduce: on 3 ranks rank 0 waits
  *              ~300 ms, rank 1 ~150 ms, rank 2 ~0 in MPI_Allreduce (tests/mpi/test_mpi_findings.js:
  *              the summary's per-rank table, mpi_time: about half of the job's rank time in MPI)
- *   small      rank 0 sends 5 × 400 messages of 8 bytes to rank 1 from one MPI_Send:
- *              small_messages, rank 0 to rank 1, 2000 messages */
+ *   small      rank 0 sends 5 × 2000 messages of 8 bytes to rank 1 from one MPI_Send:
+ *              small_messages, rank 0 to rank 1, 10000 messages (enough that their cost stays
+ *              above hunt's 1 % cut when a loaded host stretches the start-up barrier) */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,7 +52,7 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         } else if (!strcmp(mode, "small")) {
             double v[1] = {1.0};
-            for (int i = 0; i < 400; i++) {
+            for (int i = 0; i < 2000; i++) {
                 if (rank == 0) MPI_Send(v, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD);
                 else if (rank == 1) MPI_Recv(v, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }

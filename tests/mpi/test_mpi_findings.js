@@ -11,9 +11,9 @@ const { check, E } = u;
 const J = (args) => u.run(E.JAGER_BIN, args);
 const waits = u.bin('mpi_waits');
 const MS = 1e6;
-const job = (mode, n) => {
+const job = (mode, n, env = {}) => {
   const out = u.tmp(`${mode}.jgr`);
-  const r = u.mpiexec(n, { LD_PRELOAD: u.preload(), JAGER_MPI_AGGREGATE: '1', JAGER_OUTPUT: out }, waits, [mode]);
+  const r = u.mpiexec(n, { LD_PRELOAD: u.preload(), JAGER_MPI_AGGREGATE: '1', JAGER_OUTPUT: out, ...env }, waits, [mode]);
   check(r.code === 0, `mpi_waits ${mode} on ${n} ranks exits 0 (${r.code} ${r.err.slice(0, 300)})`);
   return out;
 };
@@ -65,7 +65,11 @@ const stairs = job('stairs', 3);
     check(ar.mean_ns / MS > 130 && ar.mean_ns / MS < 190, `stairs summary: mean close to (300 + 150 + 0) / 3 ms (${(ar.mean_ns / MS).toFixed(1)} ms)`);
   }
   const rk = s.ranks.map((x) => [x.rank, x.mpi_ns / MS]);
-  check(s.ranks.length === 3 && rk[0][1] > 270 && rk[0][1] < 380 && rk[1][1] > 130 && rk[1][1] < 220 && rk[2][1] < 60,
+  // Each rank's MPI time also holds the start and end barriers, and a loaded host stretches
+  // every sleep and wake-up (350/231/55 and 364/299/68 ms seen at load 13): the table must
+  // order the ranks by the injected waits and span about rank 0's 5 × 60 ms between them.
+  const spread = rk.length === 3 ? rk[0][1] - rk[2][1] : 0;
+  check(s.ranks.length === 3 && rk[0][1] > rk[1][1] && rk[1][1] > rk[2][1] && spread > 200 && spread < 450,
     `stairs summary: per rank in MPI ~300, ~150, ~0 ms (${rk.map(([r, v]) => `rank ${r} ${v.toFixed(1)} ms`).join(', ')})`);
   // the same table in text: the MPI_Allreduce row names rank 0, and the per-rank line
   const t = J(['summary', stairs]);
@@ -96,25 +100,28 @@ const stairs = job('stairs', 3);
   check(ofKind(f, 'small_messages').length === 0, 'stairs: no small_messages (15 allreduces, no point-to-point)');
 }
 
-// 3. small_messages: rank 0 sends rank 1 2000 messages of 8 bytes from one MPI_Send
+// 3. small_messages: rank 0 sends rank 1 10000 messages of 8 bytes from one MPI_Send. Their
+//    cost is a few ms: with 2000 it fell under hunt's 1 % cut when a loaded host held the
+//    ranks ~115 ms in the start-up barrier (3 of 70 runs at load 20). A 16 MiB ring holds
+//    every call however late the collector drains.
 {
-  const file = job('small', 3);
+  const file = job('small', 3, { JAGER_RING_BYTES: '16M' });
   const f = hunt(file);
   const sm = ofKind(f, 'small_messages');
   const x = sm[0];
   check(sm.length === 1 && x.evidence.rank === 0 && x.evidence.peer === 1,
     `small: one small_messages, rank 0 to rank 1 (${titles(f)})`);
   if (x) {
-    check(x.evidence.messages === 2000 && x.evidence.mean_bytes === 8,
-      `small: 2000 messages of 8 bytes (${x.evidence.messages}, ${x.evidence.mean_bytes} B)`);
+    check(x.evidence.messages === 10000 && x.evidence.mean_bytes === 8,
+      `small: 10000 messages of 8 bytes (${x.evidence.messages}, ${x.evidence.mean_bytes} B)`);
     check(/MPI_Send/.test(x.details.concat([x.title]).join(' ')) || x.location.function === 'main',
       `small: at the send in main (${x.location.function})`);
     // its cost: the sends' time plus the receives' own time (their late-sender waits out)
     const s = summary(file);
     const send = fn(s, 'MPI_Send'), recv = fn(s, 'MPI_Recv');
-    const cost = x.cost_ns !== undefined ? x.cost_ns : x.evidence.per_message_ns * 2000;
-    check(send && recv && send.max_rank === 0 && recv.max_rank === 1 && send.calls === 2000 && recv.calls === 2000,
-      `small summary: 2000 MPI_Send on rank 0, 2000 MPI_Recv on rank 1 (${send && send.calls}, ${recv && recv.calls})`);
+    const cost = x.cost_ns !== undefined ? x.cost_ns : x.evidence.per_message_ns * 10000;
+    check(send && recv && send.max_rank === 0 && recv.max_rank === 1 && send.calls === 10000 && recv.calls === 10000,
+      `small summary: 10000 MPI_Send on rank 0, 10000 MPI_Recv on rank 1 (${send && send.calls}, ${recv && recv.calls})`);
     if (send && recv)
       check(cost >= send.max_ns * 0.999 && cost <= (send.max_ns + recv.max_ns) * 1.001,
         `small: cost between the sends' time and the sends' + receives' (${(send.max_ns / MS).toFixed(2)} ≤ ${(cost / MS).toFixed(2)} ≤ ${((send.max_ns + recv.max_ns) / MS).toFixed(2)} ms)`);
