@@ -571,6 +571,16 @@ test('julia', { skip: !process.env.OTEL_JULIA_RUNNER && 'no Julia runner' }, asy
     // the Julia task that ran it (task records; the root task is the binding's task 1)
     assert.equal(Number(attr(s.attributes, 'jager.task.id')), 1, `span ${j.site} carries its task`);
   }
+  // a SparseMatrixCSC given as `attrs = (:A => S,)` (10×20, 3 nonzeros) arrives described by
+  // Jager.attributes as typed OTLP attributes, not materialised
+  const solve = spans.filter((x) => x.name === 'solve');
+  assert.equal(solve.length, 1, 'the solve span arrived');
+  const sa = solve[0].attributes;
+  assert.equal(attr(sa, 'A.eltype'), 'Float64');
+  assert.equal(attr(sa, 'A.size'), '10×20');
+  assert.equal(Number(attr(sa, 'A.nnz')), 3);
+  assert.ok(sa.find((x) => x.key === 'A.nnz').value.intValue !== undefined, 'nnz is an integer attribute');
+  assert.equal(attr(sa, 'A.density'), 0.015);
   assert.equal(logsOf(r.got).length, rec.logs.length);
   assert.ok(rec.logs.length >= 5);
   // code.method, interned by the binding (one string-table entry), arrives as its text

@@ -15,6 +15,16 @@
 "When true (the default) spans, logs and marks record the Julia task that emitted them."
 const TRACK_TASKS = Ref(true)
 
+# Whether a task of this Julia may resume on another thread after it yields (1.7 and later:
+# `Threads.@spawn` tasks are not sticky). Asked of the runtime's Task type, not of the
+# version: a Task without `sticky` is bound to its thread, and the scheduler that lets
+# unsticky tasks migrate came with the atomic task state (`_state`, 1.7). Where tasks
+# migrate, the core needs the task id on every span begin and end to find a span's parent
+# (the innermost open span of its own task), so the binding tells it even when task
+# records are turned off (`Jager.start(tasks = false)`); on 1.5 this is false and nothing
+# changes.
+const TASKS_MIGRATE = hasfield(Task, :sticky) && hasfield(Task, :_state)
+
 "Per-thread: the task last told to the core and its id (only its own thread writes it)."
 mutable struct TaskSlot
     task::Any
@@ -76,7 +86,7 @@ end
 
 # The hot path: the thread's last task is the current one.
 @inline function note_task()
-    TRACK_TASKS[] || return nothing
+    TRACK_TASKS[] || TASKS_MIGRATE || return nothing
     t = current_task()
     tid = Threads.threadid()
     slots = TASK_SLOTS
