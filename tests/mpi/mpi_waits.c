@@ -11,7 +11,9 @@
  *              ~300 ms, rank 1 ~150 ms, rank 2 ~0 in MPI_Allreduce (tests/mpi/test_mpi_findings.js:
  *              the summary's per-rank table, mpi_time: about half of the job's rank time in MPI)
  *   small      rank 0 sends 5 × 400 messages of 8 bytes to rank 1 from one MPI_Send:
- *              small_messages, rank 0 to rank 1, 2000 messages */
+ *              small_messages, rank 0 to rank 1, 2000 messages
+ *   big        rank 0 sends 5 messages of 1 MiB to rank 1 (MPI_Send, MPI_Recv): mpi_time's
+ *              larger-than-64-KiB class holds exactly the sends' and receives' time */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,10 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
                 if (rank == 0) MPI_Send(v, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD);
                 else if (rank == 1) MPI_Recv(v, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
+        } else if (!strcmp(mode, "big")) {
+            static double b[131072];
+            if (rank == 0) MPI_Send(b, 131072, MPI_DOUBLE, 1, 10, MPI_COMM_WORLD);
+            else if (rank == 1) MPI_Recv(b, 131072, MPI_DOUBLE, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (!strcmp(mode, "imbalance")) {
             work_ms(rank == size - 1 ? 60 : 10);
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -97,8 +97,9 @@ const stairs = job('stairs', 3);
 }
 
 // 3. small_messages: rank 0 sends rank 1 2000 messages of 8 bytes from one MPI_Send
+const smallFile = job('small', 3);
 {
-  const file = job('small', 3);
+  const file = smallFile;
   const f = hunt(file);
   const sm = ofKind(f, 'small_messages');
   const x = sm[0];
@@ -119,6 +120,26 @@ const stairs = job('stairs', 3);
       check(cost >= send.max_ns * 0.999 && cost <= (send.max_ns + recv.max_ns) * 1.001,
         `small: cost between the sends' time and the sends' + receives' (${(send.max_ns / MS).toFixed(2)} ≤ ${(cost / MS).toFixed(2)} ≤ ${((send.max_ns + recv.max_ns) / MS).toFixed(2)} ms)`);
   }
+}
+
+// 3b. mpi_time by message size: the small run's MPI time is all in the <=1 KiB class (8-byte
+//     messages, the barriers' 0 bytes); with 5 messages of 1 MiB the larger-than-64-KiB class
+//     holds exactly the sends' and receives' time, the rest (barriers) the smallest
+{
+  const f = hunt(smallFile);
+  const mt = ofKind(f, 'mpi_time')[0];
+  check(mt && mt.evidence.small_msg_ns === mt.evidence.mpi_ns && mt.evidence.medium_msg_ns === 0 &&
+    mt.evidence.large_msg_ns === 0 && /^by message size: <=1 KiB \S+ \S+, <=64 KiB 0 ns, larger 0 ns$/.test(mt.details.slice(-1)[0]),
+    `small mpi_time: 100 % of the MPI time in the <=1 KiB class (${mt && JSON.stringify(mt.evidence)} ${mt && mt.details.slice(-1)[0]})`);
+  const big = job('big', 2);
+  const b = ofKind(hunt(big), 'mpi_time')[0];
+  const s = summary(big), send = fn(s, 'MPI_Send'), recv = fn(s, 'MPI_Recv');
+  const sr = send && recv ? send.max_ns + recv.max_ns : NaN;
+  check(send && recv && send.calls === 5 && recv.calls === 5, `big: 5 MPI_Send and 5 MPI_Recv of 1 MiB (${send && send.calls}, ${recv && recv.calls})`);
+  check(b && b.evidence.medium_msg_ns === 0 && Math.abs(b.evidence.large_msg_ns - sr) <= 0.01 * sr &&
+    Math.abs(b.evidence.small_msg_ns + b.evidence.large_msg_ns - b.evidence.mpi_ns) <= 1,
+    `big mpi_time: the >64 KiB class is the sends' + receives' ${(sr / MS).toFixed(2)} ms ` +
+    `(${b && (b.evidence.large_msg_ns / MS).toFixed(2)} ms), <=64 KiB none, the rest <=1 KiB`);
 }
 
 // 4. balanced (100 ms of work per step on every rank, a ring exchange and an allreduce):
