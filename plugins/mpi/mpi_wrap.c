@@ -434,6 +434,8 @@ static uint64_t jm_mono_ns(void)
         if (jm_depth) return P##NAME ARGS;                                                                         \
         jm_depth = 1;                                                                                              \
         jm_call c_;                                                                                                \
+        /* Finalize's caller is interned (and so named, jm_callers_name) before PRE writes the file */             \
+        uint64_t caller_ = jm_caller(__builtin_return_address(0));                                                 \
         PRE;                                                                                                       \
         int was_ = atomic_load(&jm_g.active);                                                                      \
         uint64_t t0_ = was_ ? jm_g.host->now_ns() : jm_mono_ns();                                                  \
@@ -445,7 +447,7 @@ static uint64_t jm_mono_ns(void)
             c_.end = jm_g.host->now_ns();                                                                          \
             c_.comm = 1;                                                                                           \
             c_.comm_size = (uint64_t)jm_g.size;                                                                    \
-            c_.caller = jm_caller(__builtin_return_address(0));                                                    \
+            c_.caller = caller_ ? caller_ : jm_caller(__builtin_return_address(0));                                \
             jm_emit_call(&c_);                                                                                     \
         }                                                                                                          \
         if (JM_FN_##NAME == JM_FN_MPI_Finalize) atomic_store(&jm_g.active, 0);                                     \
