@@ -10,12 +10,13 @@
  *   stairs     rank k works 30·k ms before each of 5 MPI_Allreduce: on 3 ranks rank 0 waits
  *              ~300 ms, rank 1 ~150 ms, rank 2 ~0 in MPI_Allreduce (tests/mpi/test_mpi_findings.js:
  *              the summary's per-rank table, mpi_time: about half of the job's rank time in MPI)
- *   small      rank 0 sends 5 × 400 messages of 8 bytes to rank 1 from one MPI_Send:
+ *   small [K]  rank 0 sends 5 × K (default 400) messages of 8 bytes to rank 1 from one MPI_Send:
  *              small_messages, rank 0 to rank 1, 2000 messages
  *   big        rank 0 sends 5 messages of 1 MiB to rank 1 (MPI_Send, MPI_Recv): mpi_time's
  *              larger-than-64-KiB class holds exactly the sends' and receives' time */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -32,6 +33,7 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *mode = argc > 1 ? argv[1] : "balanced";
+    int per = argc > 2 ? atoi(argv[2]) : 400;
     MPI_Barrier(MPI_COMM_WORLD); /* start together: ranks leave MPI_Init at different times */
     for (int it = 0; it < 5; it++) {
         if (!strcmp(mode, "late")) {
@@ -53,7 +55,7 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         } else if (!strcmp(mode, "small")) {
             double v[1] = {1.0};
-            for (int i = 0; i < 400; i++) {
+            for (int i = 0; i < per; i++) {
                 if (rank == 0) MPI_Send(v, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD);
                 else if (rank == 1) MPI_Recv(v, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
