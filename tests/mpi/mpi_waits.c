@@ -20,11 +20,34 @@
 #include <string.h>
 #include <time.h>
 
-static void work_ms(int ms)
+static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
+
+/* Built WITH_JAGER (mpi_waits_jager, run preloaded like the plain one) the work is a span,
+ * "solve_block", after a 1 ms span "pack_halo": the findings name the late rank's
+ * computation by its spans (the larger first, the 1 ms one below a tenth left out). */
+#ifdef WITH_JAGER
+#include <jager.h>
+static void work_ms(int ms)
+{
+    static jager_site pack, solve;
+    if (!solve) {
+        pack = jager_site_register("pack_halo", __FILE__, __LINE__);
+        solve = jager_site_register("solve_block", __FILE__, __LINE__);
+    }
+    jager_span p = jager_span_begin(pack);
+    sleep_ms(1);
+    jager_span_end(p);
+    jager_span s = jager_span_begin(solve);
+    sleep_ms(ms);
+    jager_span_end(s);
+}
+#else
+static void work_ms(int ms) { sleep_ms(ms); }
+#endif
 
 __attribute__((visibility("default"))) int main(int argc, char **argv) /* named by dladdr in the findings */
 {

@@ -17,8 +17,8 @@ const job = (mode, n) => {
   check(r.code === 0, `mpi_waits ${mode} on ${n} ranks exits 0 (${r.code} ${r.err.slice(0, 300)})`);
   return out;
 };
-const hunt = (file) => {
-  const r = J(['hunt', '--format', 'json', file]);
+const hunt = (file, ...opts) => {
+  const r = J(['hunt', '--format', 'json', ...opts, file]);
   if (r.code !== 0) throw new Error(`jager hunt ${file}: ${r.code} ${r.err}`);
   return JSON.parse(r.out).findings;
 };
@@ -65,7 +65,7 @@ const stairs = job('stairs', 3);
     check(ar.mean_ns / MS > 130 && ar.mean_ns / MS < 190, `stairs summary: mean close to (300 + 150 + 0) / 3 ms (${(ar.mean_ns / MS).toFixed(1)} ms)`);
   }
   const rk = s.ranks.map((x) => [x.rank, x.mpi_ns / MS]);
-  check(s.ranks.length === 3 && rk[0][1] > 270 && rk[0][1] < 380 && rk[1][1] > 130 && rk[1][1] < 220 && rk[2][1] < 60,
+  check(s.ranks.length === 3 && rk[0][1] > 270 && rk[0][1] < 420 && rk[1][1] > 130 && rk[1][1] < 270 && rk[2][1] < 90,
     `stairs summary: per rank in MPI ~300, ~150, ~0 ms (${rk.map(([r, v]) => `rank ${r} ${v.toFixed(1)} ms`).join(', ')})`);
   // the same table in text: the MPI_Allreduce row names rank 0, and the per-rank line
   const t = J(['summary', stairs]);
@@ -100,7 +100,9 @@ const stairs = job('stairs', 3);
 const smallFile = job('small', 3);
 {
   const file = smallFile;
-  const f = hunt(file);
+  // --min-pct 0: 2000 sends of 8 bytes cost ~2 ms on free cores (under 1 % of the run, the
+  // default filter) and ~1 s on loaded ones; the finding's content is what is checked here
+  const f = hunt(file, '--min-pct', '0');
   const sm = ofKind(f, 'small_messages');
   const x = sm[0];
   check(sm.length === 1 && x.evidence.rank === 0 && x.evidence.peer === 1,
@@ -142,6 +144,32 @@ const smallFile = job('small', 3);
     `(${b && (b.evidence.large_msg_ns / MS).toFixed(2)} ms), <=64 KiB none, the rest <=1 KiB`);
 }
 
+// 3c. the computation that made the late rank late, by its spans: mpi_waits_jager wraps each
+//     stretch of work in a span "solve_block" after a 1 ms "pack_halo"; late_sender,
+//     late_receiver and collective_wait name solve_block with its time per late call (the
+//     injected 50, 50, 60 ms), pack_halo (below a tenth) not; the plain program names none
+{
+  const jobJ = (mode, n) => {
+    const out = u.tmp(`j-${mode}.jgr`);
+    const r = u.mpiexec(n, { LD_PRELOAD: u.preload(), JAGER_MPI_AGGREGATE: '1', JAGER_OUTPUT: out }, u.bin('mpi_waits_jager'), [mode]);
+    check(r.code === 0, `mpi_waits_jager ${mode} on ${n} ranks exits 0 (${r.code} ${r.err.slice(0, 300)})`);
+    return out;
+  };
+  for (const [mode, n, kind, who, ms] of [['late', 2, 'late_sender', 'rank 1', 50], ['latercv', 2, 'late_receiver', 'rank 0', 50],
+    ['imbalance', 3, 'collective_wait', 'the last rank', 60]]) {
+    const x = ofKind(hunt(jobJ(mode, n)), kind)[0];
+    const re = new RegExp(`^${who}'s computation before each late call \\(self time of its spans\\): solve_block ([\\d.]+) ms$`);
+    const d = x && x.details.find((l) => /computation before each late call/.test(l));
+    const m = d && d.match(re);
+    check(m && Number(m[1]) > ms * 0.9 && Number(m[1]) < ms * 1.6 &&
+      Math.abs(x.evidence.late_rank_top_site_ns / MS - Number(m[1])) < 0.01,
+      `${mode}: ${kind} names ${who}'s solve_block, ~${ms} ms per late call, pack_halo left out (${d})`);
+  }
+  const plain = ofKind(hunt(job('late', 2)), 'late_sender')[0];
+  check(plain && !plain.details.some((l) => /computation before/.test(l)) && plain.evidence.late_rank_top_site_ns === undefined,
+    'late (no spans): the late_sender names no computation');
+}
+
 // 4. balanced (100 ms of work per step on every rank, a ring exchange and an allreduce):
 //    none of the three
 {
@@ -155,7 +183,7 @@ const smallFile = job('small', 3);
   check(ofKind(f, 'mpi_time').every((x) => x.severity < 2 && x.evidence.mpi_pct < 30),
     `balanced: no mpi_time problem (${ofKind(f, 'mpi_time').map((x) => x.evidence.mpi_pct.toFixed(1) + ' %')})`);
   const ar = fn(summary(b), 'MPI_Allreduce');
-  check(ar && ar.calls === 15 && ar.max_ns - ar.min_ns < 50 * MS,
+  check(ar && ar.calls === 15 && ar.max_ns - ar.min_ns < 100 * MS,
     `balanced summary: MPI_Allreduce max − min over ranks small (${ar && ((ar.max_ns - ar.min_ns) / MS).toFixed(1)} ms)`);
 }
 u.done();

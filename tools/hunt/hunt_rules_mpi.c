@@ -159,6 +159,57 @@ static int delay_explains(double delay, double wait, double work, double desched
     return delay >= rel * work;
 }
 
+/* Name the computation that made the late rank late: its span sites' self time in the
+ * stretches before its late calls (acc, summed over nlate of them), the largest first; up
+ * to three that each hold at least a tenth of what the spans cover. Nothing without spans. */
+static void name_work(ctx *c, hunt_finding *f, const double *acc, double nlate, const char *who)
+{
+    const jm_mpi *m = c->mpi;
+    uint32_t top[3];
+    size_t nt = 0;
+    double sum = 0;
+    for (uint32_t i = 0; i < m->nsites; i++)
+        if (acc[i] > 0) sum += acc[i];
+    if (sum <= 0 || nlate <= 0) return;
+    for (size_t k = 0; k < 3; k++) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < m->nsites; i++) {
+            int taken = 0;
+            for (size_t t = 0; t < nt; t++) taken |= top[t] == i;
+            if (!taken && acc[i] >= 0.1 * sum && (best == UINT32_MAX || acc[i] > acc[best])) best = i;
+        }
+        if (best == UINT32_MAX) break;
+        top[nt++] = best;
+    }
+    if (!nt) return;
+    char line[1024], t[32];
+    int k = 0;
+    line[0] = 0;
+    for (size_t i = 0; i < nt && k >= 0 && (size_t)k < sizeof line; i++)
+        k += snprintf(line + k, sizeof line - (size_t)k, "%s%s %s", i ? ", " : "", m->sites[top[i]],
+                      hunt_ns(t, sizeof t, acc[top[i]] / nlate));
+    hunt_detail(c->l, f, "%s's computation before each late call (self time of its spans): %s", who, line);
+    hunt_ev(f, "late_rank_top_site_ns", acc[top[0]] / nlate, "ns");
+}
+
+/* The late side's span sites over the late messages of one group (p2p_findings). */
+static void p2p_work(ctx *c, const group *x, hunt_kind kind, double *acc)
+{
+    const jm_mpi *m = c->mpi;
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *g = &m->msgs[i];
+        uint32_t wcall = kind == HUNT_LATE_SENDER ? g->recv_call : g->send_wait_call;
+        uint32_t ocall = kind == HUNT_LATE_SENDER ? g->send_call : g->recv_post_call;
+        uint32_t wpart = kind == HUNT_LATE_SENDER ? g->recv_part : g->send_part;
+        uint32_t opart = kind == HUNT_LATE_SENDER ? g->send_part : g->recv_part;
+        uint64_t ready = kind == HUNT_LATE_SENDER ? g->send_start : g->recv_post;
+        if (wcall == UINT32_MAX || ocall == UINT32_MAX || wpart != x->wait_part || opart != x->other_part) continue;
+        const jm_mpi_call *wc = &m->calls[wcall];
+        if (wc->func != x->func || wc->caller != x->caller || ready <= wc->t0) continue; /* not late */
+        jm_mpi_work_sites(m, kind == HUNT_LATE_SENDER ? g->send_prev : g->recv_prev, ocall, acc);
+    }
+}
+
 static void p2p_findings(ctx *c, group *g, size_t n, hunt_kind kind)
 {
     char a[32], b[32], dl[32], site[1024];
@@ -199,6 +250,14 @@ static void p2p_findings(ctx *c, group *g, size_t n, hunt_kind kind)
                     hunt_ns(b, sizeof b, x->other_work / (double)x->late), (long long)me,
                     hunt_ns(dl, sizeof dl, x->delay / (double)x->late), (long long)me, c->mpi->funcs[oc->func],
                     *site ? " at " : "", site);
+        if (c->mpi->nsites) {
+            double *acc = calloc(c->mpi->nsites, sizeof *acc);
+            char who[32];
+            snprintf(who, sizeof who, "rank %lld", (long long)other);
+            if (acc) p2p_work(c, x, kind, acc), name_work(c, f, acc, (double)x->late, who);
+            else c->l->oom = 1;
+            free(acc);
+        }
         if (kind == HUNT_LATE_SENDER)
             f->hint = hunt_fmt(c->l, "rank %lld starts its sends late: balance the work before them (or overlap: post "
                                "MPI_Irecv early and compute until the data is needed)", (long long)other);
@@ -287,6 +346,7 @@ typedef struct coll {
     uint32_t example;      /* a waiting rank's call */
     double wait, late_work, other_work;
     double late_desched;   /* the last rank's time off the CPU in its stretches (rusage), late instances */
+    double *sites;         /* the last rank's span sites' self time in its stretches, late instances */
     uint64_t n, ninst_late;
     uint32_t *last_count;  /* per part: times it arrived last */
 } coll;
@@ -340,7 +400,7 @@ static void rule_collective_wait(ctx *c)
                 if (m->calls[v[i].call].t0 > m->calls[last].t0) last = v[i].call;
             const jm_mpi_call *lc = &m->calls[last];
             double w = 0, ow = 0, lw = 0, lq = 0;
-            uint32_t example = UINT32_MAX;
+            uint32_t example = UINT32_MAX, last_prev = UINT32_MAX;
             for (size_t i = a; i < b; i++) {
                 const jm_mpi_call *x = &m->calls[v[i].call];
                 /* each rank's work since its previous collective on this communicator */
@@ -349,6 +409,7 @@ static void rule_collective_wait(ctx *c)
                 if (v[i].call == last) {
                     lw = free_i;
                     lq = dq;
+                    last_prev = v[i].prev;
                     continue;
                 }
                 double wi = (double)((lc->t0 < x->t1 ? lc->t0 : x->t1) - x->t0);
@@ -371,6 +432,7 @@ static void rule_collective_wait(ctx *c)
                 cs[nc].func = first->func;
                 cs[nc].example = example;
                 if (!(cs[nc].last_count = calloc(P, sizeof(uint32_t)))) goto oom;
+                if (m->nsites && !(cs[nc].sites = calloc(m->nsites, sizeof(double)))) goto oom;
                 nc++;
             }
             coll *x = &cs[ci];
@@ -382,6 +444,7 @@ static void rule_collective_wait(ctx *c)
                 x->late_desched += lq;
                 x->other_work += b - a > 1 ? ow / (double)(b - a - 1) : 0;
                 x->last_count[lc->part]++;
+                if (x->sites) jm_mpi_work_sites(m, last_prev, last, x->sites);
             }
         }
         a = b;
@@ -418,16 +481,17 @@ static void rule_collective_wait(ctx *c)
                     "(imbalance %s per %s)", hunt_ns(t2, sizeof t2, x->late_work / (double)x->ninst_late),
                     hunt_ns(t3, sizeof t3, x->other_work / (double)x->ninst_late),
                     hunt_ns(t1, sizeof t1, (x->late_work - x->other_work) / (double)x->ninst_late), fn);
+        if (x->sites) name_work(c, f, x->sites, nl, "the last rank");
         f->hint = hunt_fmt(c->l, "the work before %s is imbalanced across ranks: rebalance the decomposition (rank %lld "
                            "has the most), or overlap with a non-blocking collective", fn, (long long)rank_of(c, lp));
     }
-    for (size_t i = 0; i < nc; i++) free(cs[i].last_count);
+    for (size_t i = 0; i < nc; i++) free(cs[i].last_count), free(cs[i].sites);
     free(cs);
     free(v);
     return;
 oom:
     c->l->oom = 1;
-    for (size_t i = 0; cs && i < nc; i++) free(cs[i].last_count);
+    for (size_t i = 0; cs && i < nc; i++) free(cs[i].last_count), free(cs[i].sites);
     free(cs);
     free(v);
 }
