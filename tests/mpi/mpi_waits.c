@@ -12,6 +12,10 @@
  *              the summary's per-rank table, mpi_time: about half of the job's rank time in MPI)
  *   small [K]  rank 0 sends 5 × K (default 400) messages of 8 bytes to rank 1 from one MPI_Send:
  *              small_messages, rank 0 to rank 1, 2000 messages
+ *   halo       rank 1 works 50 ms, then both post 3 MPI_Irecv and 3 MPI_Isend (1 int each) to the
+ *              other and complete the 6 with one MPI_Waitall: late_sender, rank 0 waits ~250 ms
+ *              once per Waitall (not once per message: ~750), and no late_receiver (its eager
+ *              Isends were not what its Waitall waited for; PRK PIC's exchange)
  *   big        rank 0 sends 5 messages of 1 MiB to rank 1 (MPI_Send, MPI_Recv): mpi_time's
  *              larger-than-64-KiB class holds exactly the sends' and receives' time */
 #include <mpi.h>
@@ -81,6 +85,15 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
             for (int i = 0; i < per; i++) {
                 if (rank == 0) MPI_Send(v, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD);
                 else if (rank == 1) MPI_Recv(v, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        } else if (!strcmp(mode, "halo")) {
+            int in[3], out[3] = {1, 2, 3};
+            MPI_Request rq[6];
+            if (rank == 1) work_ms(50);
+            if (rank < 2) {
+                for (int i = 0; i < 3; i++) MPI_Irecv(&in[i], 1, MPI_INT, 1 - rank, i, MPI_COMM_WORLD, &rq[i]);
+                for (int i = 0; i < 3; i++) MPI_Isend(&out[i], 1, MPI_INT, 1 - rank, i, MPI_COMM_WORLD, &rq[3 + i]);
+                MPI_Waitall(6, rq, MPI_STATUSES_IGNORE);
             }
         } else if (!strcmp(mode, "big")) {
             static double b[131072];

@@ -65,7 +65,10 @@ const stairs = job('stairs', 3);
     check(ar.mean_ns / MS > 130 && ar.mean_ns / MS < 190, `stairs summary: mean close to (300 + 150 + 0) / 3 ms (${(ar.mean_ns / MS).toFixed(1)} ms)`);
   }
   const rk = s.ranks.map((x) => [x.rank, x.mpi_ns / MS]);
-  check(s.ranks.length === 3 && rk[0][1] > 270 && rk[0][1] < 420 && rk[1][1] > 130 && rk[1][1] < 270 && rk[2][1] < 90,
+  // ordered as injected, rank 0 ~300 ms more than rank 2 (loaded cores wake sleepers late:
+  // the absolute figures drift by tens of ms, the order and the spread do not)
+  check(s.ranks.length === 3 && rk[0][1] > rk[1][1] && rk[1][1] > rk[2][1] && rk[0][1] - rk[2][1] > 200 &&
+    rk[0][1] - rk[2][1] < 420,
     `stairs summary: per rank in MPI ~300, ~150, ~0 ms (${rk.map(([r, v]) => `rank ${r} ${v.toFixed(1)} ms`).join(', ')})`);
   // the same table in text: the MPI_Allreduce row names rank 0, and the per-rank line
   const t = J(['summary', stairs]);
@@ -144,6 +147,19 @@ const smallFile = job('small', 3);
     `(${b && (b.evidence.large_msg_ns / MS).toFixed(2)} ms), <=64 KiB none, the rest <=1 KiB`);
 }
 
+// 3b'. a Waitall of several messages from a late rank, with eager Isends in it (PRK PIC's
+//     exchange): one late_sender whose wait is counted once per Waitall (~5 × 50 ms, not
+//     once per message, ~750 ms), 15 of 15 messages late, and no late_receiver
+{
+  const f = hunt(job('halo', 2));
+  const ls = ofKind(f, 'late_sender');
+  const w = ls[0] ? ls[0].evidence.wait_ns / MS : NaN;
+  check(ls.length === 1 && ls[0].evidence.waiting_rank === 0 && ls[0].evidence.late_rank === 1 && w > 200 && w < 400 &&
+    ls[0].evidence.late_messages === 15 && ls[0].evidence.messages === 15,
+    `halo: one late_sender, rank 0 waits for rank 1 ${w.toFixed(1)} ms (5 × 50 injected), 15 of 15 late (${titles(f)})`);
+  check(ofKind(f, 'late_receiver').length === 0, 'halo: no late_receiver (the Waitall waited for the late messages)');
+}
+
 // 3c. the computation that made the late rank late, by its spans: mpi_waits_jager wraps each
 //     stretch of work in a span "solve_block" after a 1 ms "pack_halo"; late_sender,
 //     late_receiver and collective_wait name solve_block with its time per late call (the
@@ -156,7 +172,7 @@ const smallFile = job('small', 3);
     return out;
   };
   for (const [mode, n, kind, who, ms] of [['late', 2, 'late_sender', 'rank 1', 50], ['latercv', 2, 'late_receiver', 'rank 0', 50],
-    ['imbalance', 3, 'collective_wait', 'the last rank', 60]]) {
+    ['imbalance', 3, 'collective_wait', 'rank 2', 60]]) {
     const x = ofKind(hunt(jobJ(mode, n)), kind)[0];
     const re = new RegExp(`^${who}'s computation before each late call \\(self time of its spans\\): solve_block ([\\d.]+) ms$`);
     const d = x && x.details.find((l) => /computation before each late call/.test(l));

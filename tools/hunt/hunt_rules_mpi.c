@@ -268,61 +268,124 @@ static void p2p_findings(ctx *c, group *g, size_t n, hunt_kind kind)
     }
 }
 
+/* One call's wait is counted once: a Waitall that completed several messages of a late
+ * rank waited until the last of them could come, not once per message (PRK PIC on 2 ranks:
+ * 6 messages per Waitall, the sum over messages was 5 × the ranks' whole MPI time). Each
+ * message's wait w[i] (0 when not late) is cut to what its call had not already counted:
+ * per call only the largest stays, the others count as late messages with no time. */
+static void once_per_call(const jm_mpi *m, const uint32_t *call, double *w, size_t n)
+{
+    double *best = calloc(m->ncalls ? m->ncalls : 1, sizeof *best);
+    uint32_t *who = malloc((m->ncalls ? m->ncalls : 1) * sizeof *who);
+    if (!best || !who) { /* out of memory: leave the per-message sums */
+        free(best);
+        free(who);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (call[i] != UINT32_MAX && w[i] > best[call[i]]) best[call[i]] = w[i], who[call[i]] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++)
+        if (call[i] != UINT32_MAX && w[i] > 0 && who[call[i]] != (uint32_t)i) w[i] = 0;
+    free(best);
+    free(who);
+}
+
+/* Per call: 1 when it completed a message whose send began after the call did (a late
+ * sender kept it waiting). NULL on out of memory. */
+static unsigned char *late_sent_calls(const jm_mpi *m)
+{
+    unsigned char *f = calloc(m->ncalls ? m->ncalls : 1, 1);
+    if (!f) return NULL;
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *x = &m->msgs[i];
+        if (x->recv_call != UINT32_MAX && x->send_call != UINT32_MAX && x->send_start > m->calls[x->recv_call].t0)
+            f[x->recv_call] = 1;
+    }
+    return f;
+}
+
 static void rule_late_sender(ctx *c)
 {
     const jm_mpi *m = c->mpi;
-    group *g = calloc(m->nmsgs ? m->nmsgs : 1, sizeof *g);
+    size_t nm = m->nmsgs ? m->nmsgs : 1;
+    group *g = calloc(nm, sizeof *g);
+    double *w = calloc(nm, sizeof *w);
+    uint32_t *call = malloc(nm * sizeof *call);
     size_t n = 0;
-    if (!g) {
+    if (!g || !w || !call) {
+        free(g), free(w), free(call);
         c->l->oom = 1;
         return;
     }
     for (size_t i = 0; i < m->nmsgs; i++) {
         const jm_mpi_msg *x = &m->msgs[i];
+        call[i] = UINT32_MAX;
         if (x->recv_call == UINT32_MAX || x->send_call == UINT32_MAX) continue;
-        const jm_mpi_call *rc = &m->calls[x->recv_call], *sc = &m->calls[x->send_call];
+        const jm_mpi_call *rc = &m->calls[x->recv_call];
         /* the receiver blocked from rc->t0; the message could not come before the send began */
-        double w = 0;
-        if (x->send_start > rc->t0) w = (double)((x->send_start < rc->t1 ? x->send_start : rc->t1) - rc->t0);
+        if (x->send_start > rc->t0) w[i] = (double)((x->send_start < rc->t1 ? x->send_start : rc->t1) - rc->t0);
+        call[i] = x->recv_call;
+    }
+    once_per_call(m, call, w, m->nmsgs);
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *x = &m->msgs[i];
+        if (call[i] == UINT32_MAX) continue;
+        const jm_mpi_call *rc = &m->calls[x->recv_call];
+        int late = x->send_start > rc->t0;
         double dq = 0;
-        double late_free = w > 0 ? jm_mpi_work_ns(m, x->send_prev, x->send_call, &dq) : 0;
-        double wait_free = w > 0 ? jm_mpi_work_ns(m, x->recv_prev, x->recv_call, NULL) : 0;
-        (void)sc;
+        double late_free = late ? jm_mpi_work_ns(m, x->send_prev, x->send_call, &dq) : 0;
+        double wait_free = late ? jm_mpi_work_ns(m, x->recv_prev, x->recv_call, NULL) : 0;
         g[n++] = (group){x->recv_part, x->send_part, rc->func, rc->caller, x->recv_call, x->send_call,
-                         w, w, late_free, 1, w > 0, late_free - wait_free, dq};
+                         w[i], w[i], late_free, 1, (uint64_t)late, late_free - wait_free, dq};
     }
     n = fold(g, n);
     p2p_findings(c, g, n, HUNT_LATE_SENDER);
-    free(g);
+    free(g), free(w), free(call);
 }
 
 static void rule_late_receiver(ctx *c)
 {
     const jm_mpi *m = c->mpi;
-    group *g = calloc(m->nmsgs ? m->nmsgs : 1, sizeof *g);
+    size_t nm = m->nmsgs ? m->nmsgs : 1;
+    group *g = calloc(nm, sizeof *g);
+    double *w = calloc(nm, sizeof *w);
+    uint32_t *call = malloc(nm * sizeof *call);
+    unsigned char *ls = late_sent_calls(m);
     size_t n = 0;
-    if (!g) {
+    if (!g || !w || !call || !ls) {
+        free(g), free(w), free(call), free(ls);
         c->l->oom = 1;
         return;
     }
     for (size_t i = 0; i < m->nmsgs; i++) {
         const jm_mpi_msg *x = &m->msgs[i];
+        call[i] = UINT32_MAX;
         /* the sender blocked in its send (or in the Wait of its Isend: a message too large to
          * go eagerly) until the receive was posted */
         if (x->send_wait_call == UINT32_MAX || x->recv_post_call == UINT32_MAX) continue;
-        const jm_mpi_call *sc = &m->calls[x->send_wait_call], *rc = &m->calls[x->recv_post_call];
-        double w = 0;
-        if (x->recv_post > sc->t0) w = (double)((x->recv_post < sc->t1 ? x->recv_post : sc->t1) - sc->t0);
+        /* a Wait that also completed a message from a late sender waited for that message
+         * (late_sender names it): its Isends are not why it waited (an eager send completes
+         * at once; PRK PIC's Waitall of 8-byte counts was reported both ways) */
+        if (x->send_wait_call != x->send_call && ls[x->send_wait_call]) continue;
+        const jm_mpi_call *sc = &m->calls[x->send_wait_call];
+        if (x->recv_post > sc->t0) w[i] = (double)((x->recv_post < sc->t1 ? x->recv_post : sc->t1) - sc->t0);
+        call[i] = x->send_wait_call;
+    }
+    once_per_call(m, call, w, m->nmsgs);
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *x = &m->msgs[i];
+        if (call[i] == UINT32_MAX) continue;
+        const jm_mpi_call *sc = &m->calls[x->send_wait_call];
+        int late = x->recv_post > sc->t0;
         double dq = 0;
-        double late_free = w > 0 ? jm_mpi_work_ns(m, x->recv_prev, x->recv_post_call, &dq) : 0;
-        double wait_free = w > 0 ? jm_mpi_work_ns(m, x->send_prev, x->send_wait_call, NULL) : 0;
-        (void)rc;
+        double late_free = late ? jm_mpi_work_ns(m, x->recv_prev, x->recv_post_call, &dq) : 0;
+        double wait_free = late ? jm_mpi_work_ns(m, x->send_prev, x->send_wait_call, NULL) : 0;
         g[n++] = (group){x->send_part, x->recv_part, sc->func, sc->caller, x->send_wait_call, x->recv_post_call,
-                         w, w, late_free, 1, w > 0, late_free - wait_free, dq};
+                         w[i], w[i], late_free, 1, (uint64_t)late, late_free - wait_free, dq};
     }
     n = fold(g, n);
     p2p_findings(c, g, n, HUNT_LATE_RECEIVER);
-    free(g);
+    free(g), free(w), free(call), free(ls);
 }
 
 /* ---- collectives: the k-th collective on a communicator of every member ---- */
@@ -346,7 +409,8 @@ typedef struct coll {
     uint32_t example;      /* a waiting rank's call */
     double wait, late_work, other_work;
     double late_desched;   /* the last rank's time off the CPU in its stretches (rusage), late instances */
-    double *sites;         /* the last rank's span sites' self time in its stretches, late instances */
+    uint32_t *lasts;       /* per late instance: the last rank's previous collective here and its call */
+    size_t nlasts, caplasts;
     uint64_t n, ninst_late;
     uint32_t *last_count;  /* per part: times it arrived last */
 } coll;
@@ -432,7 +496,6 @@ static void rule_collective_wait(ctx *c)
                 cs[nc].func = first->func;
                 cs[nc].example = example;
                 if (!(cs[nc].last_count = calloc(P, sizeof(uint32_t)))) goto oom;
-                if (m->nsites && !(cs[nc].sites = calloc(m->nsites, sizeof(double)))) goto oom;
                 nc++;
             }
             coll *x = &cs[ci];
@@ -444,7 +507,18 @@ static void rule_collective_wait(ctx *c)
                 x->late_desched += lq;
                 x->other_work += b - a > 1 ? ow / (double)(b - a - 1) : 0;
                 x->last_count[lc->part]++;
-                if (x->sites) jm_mpi_work_sites(m, last_prev, last, x->sites);
+                if (m->nsites) { /* kept to name the late rank's computation */
+                    if (x->nlasts == x->caplasts) {
+                        size_t cap = x->caplasts ? 2 * x->caplasts : 16;
+                        uint32_t *t = realloc(x->lasts, cap * 2 * sizeof *t);
+                        if (!t) goto oom;
+                        x->lasts = t;
+                        x->caplasts = cap;
+                    }
+                    x->lasts[2 * x->nlasts] = last_prev;
+                    x->lasts[2 * x->nlasts + 1] = last;
+                    x->nlasts++;
+                }
             }
         }
         a = b;
@@ -481,17 +555,27 @@ static void rule_collective_wait(ctx *c)
                     "(imbalance %s per %s)", hunt_ns(t2, sizeof t2, x->late_work / (double)x->ninst_late),
                     hunt_ns(t3, sizeof t3, x->other_work / (double)x->ninst_late),
                     hunt_ns(t1, sizeof t1, (x->late_work - x->other_work) / (double)x->ninst_late), fn);
-        if (x->sites) name_work(c, f, x->sites, nl, "the last rank");
+        if (x->nlasts) { /* the instances where the rank named late was last */
+            double *acc = calloc(m->nsites, sizeof *acc), nk = 0;
+            char who[32];
+            if (!acc) goto oom;
+            for (size_t k = 0; k < x->nlasts; k++)
+                if (m->calls[x->lasts[2 * k + 1]].part == lp)
+                    jm_mpi_work_sites(m, x->lasts[2 * k], x->lasts[2 * k + 1], acc), nk++;
+            snprintf(who, sizeof who, "rank %lld", (long long)rank_of(c, lp));
+            name_work(c, f, acc, nk, who);
+            free(acc);
+        }
         f->hint = hunt_fmt(c->l, "the work before %s is imbalanced across ranks: rebalance the decomposition (rank %lld "
                            "has the most), or overlap with a non-blocking collective", fn, (long long)rank_of(c, lp));
     }
-    for (size_t i = 0; i < nc; i++) free(cs[i].last_count), free(cs[i].sites);
+    for (size_t i = 0; i < nc; i++) free(cs[i].last_count), free(cs[i].lasts);
     free(cs);
     free(v);
     return;
 oom:
     c->l->oom = 1;
-    for (size_t i = 0; cs && i < nc; i++) free(cs[i].last_count), free(cs[i].sites);
+    for (size_t i = 0; cs && i < nc; i++) free(cs[i].last_count), free(cs[i].lasts);
     free(cs);
     free(v);
 }
