@@ -16,6 +16,9 @@
  *              other and complete the 6 with one MPI_Waitall: late_sender, rank 0 waits ~250 ms
  *              once per Waitall (not once per message: ~750), and no late_receiver (its eager
  *              Isends were not what its Waitall waited for; PRK PIC's exchange)
+ *   eager      (once, not 5 times) rank 0 sends 3000 messages of 1 int to rank 1 at once; rank
+ *              1 works 0.1 ms before each receive: the sends went eagerly and returned before
+ *              their receives were posted, so no late_receiver (PRK p2p's pipeline pattern)
  *   big        rank 0 sends 5 messages of 1 MiB to rank 1 (MPI_Send, MPI_Recv): mpi_time's
  *              larger-than-64-KiB class holds exactly the sends' and receives' time */
 #include <mpi.h>
@@ -86,6 +89,15 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
                 if (rank == 0) MPI_Send(v, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD);
                 else if (rank == 1) MPI_Recv(v, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
+        } else if (!strcmp(mode, "eager")) {
+            if (it == 0 && rank == 0)
+                for (int i = 0; i < 3000; i++) MPI_Send(&x, 1, MPI_INT, 1, 11, MPI_COMM_WORLD);
+            if (it == 0 && rank == 1)
+                for (int i = 0; i < 3000; i++) {
+                    struct timespec ts = {0, 100000};
+                    nanosleep(&ts, NULL);
+                    MPI_Recv(&y, 1, MPI_INT, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
         } else if (!strcmp(mode, "halo")) {
             int in[3], out[3] = {1, 2, 3};
             MPI_Request rq[6];

@@ -160,6 +160,14 @@ const smallFile = job('small', 3);
   check(ofKind(f, 'late_receiver').length === 0, 'halo: no late_receiver (the Waitall waited for the late messages)');
 }
 
+// 3b''. sends that returned before their receives were posted (eager; rank 1 works 0.1 ms
+//      before each of 3000 receives, PRK p2p's pipeline): the sender did not wait for the
+//      receiver, so no late_receiver (it was named with the sends' own time before)
+{
+  const f = hunt(job('eager', 2));
+  check(ofKind(f, 'late_receiver').length === 0, `eager: no late_receiver (${titles(f)})`);
+}
+
 // 3c. the computation that made the late rank late, by its spans: mpi_waits_jager wraps each
 //     stretch of work in a span "solve_block" after a 1 ms "pack_halo"; late_sender,
 //     late_receiver and collective_wait name solve_block with its time per late call (the
