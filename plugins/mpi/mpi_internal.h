@@ -74,6 +74,7 @@ JM_HIDDEN void jm_before_finalize(void);
 /* ---- mpi_tables.c ---- */
 JM_HIDDEN int jm_tables_init(void);
 JM_HIDDEN void jm_tables_free(void);
+JM_HIDDEN void jm_callers_name(void);
 JM_HIDDEN void jm_tables_world(int size);
 JM_HIDDEN uint64_t jm_caller(void *ip);
 /* Communicators: id, size, world rank of a local rank. */

@@ -294,6 +294,7 @@ void jm_before_finalize(void)
     jm_sync_clocks(1);
     jm_census();
     jm_sync_finish();
+    jm_callers_name();
     jm_gather();
     PMPI_Comm_free(&jm_g.pcomm);
 }

@@ -5,6 +5,7 @@
  * Requests and pairs are guarded by one spinlock each (uncontended: a few ns); the
  * communicator table and the caller cache are read without a lock (insert-only slots
  * published with a release store). */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,6 +307,9 @@ int jm_persist_drop(MPI_Request r)
 }
 
 /* ---------------- caller addresses → interned one-frame stacks ---------------- */
+#ifdef JM_HAVE_DW
+#include "omp_sym.h"
+#endif
 typedef struct {
     _Atomic uint64_t ip;
     _Atomic uint32_t id;
@@ -353,6 +357,29 @@ int jm_tables_init(void)
     world_c = (jm_comm){.id = 1, .size = jm_g.size};
     self_c = (jm_comm){.id = 2, .size = 1};
     return 0;
+}
+
+/* Name every caller seen with its source file and line (libdw: the line table of a -g
+ * build) before the recording is written: the core's own naming at the end of the run is
+ * dladdr's, a function and its module. Once, at MPI_Finalize, never on the call path. */
+void jm_callers_name(void)
+{
+#ifdef JM_HAVE_DW
+    typedef jager_status (*add_fn)(uint64_t, uint32_t, const char *, const char *, uint32_t);
+    add_fn add = (add_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "jager_symbol_add");
+    if (!callers || !add) return;
+    char func[256], file[512];
+    for (uint32_t i = 0; i < JM_CALLERS; i++) {
+        uint64_t ip = atomic_load_explicit(&callers[i].ip, memory_order_acquire);
+        if (!ip || !atomic_load_explicit(&callers[i].id, memory_order_acquire)) continue;
+        uint32_t line = 0;
+        file[0] = 0;
+        /* the interned address is the call's last byte (jm_caller) */
+        if (jgx_symbolize((const void *)(uintptr_t)(ip - 1), func, sizeof func, file, sizeof file, &line) && file[0])
+            add(ip - 1, 0, func, file, line);
+    }
+    jgx_symbolize_end();
+#endif
 }
 
 void jm_tables_free(void)

@@ -5,6 +5,7 @@
  * the plugin's own traffic), it calls PMPI_<name> and nothing else. Otherwise it times
  * the PMPI call and writes one mpi.call event (fields in mpi_plugin.c), plus one
  * mpi.request event per tracked request a Wait or Test completed. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -216,7 +217,11 @@ static int64_t jm_win_world(MPI_Win win, int target)
     return w < 0 ? -1 : w;
 }
 
-/* Request handles saved before a Wait or Test (the call overwrites them). */
+/* Request handles saved before a Wait or Test (the call overwrites them). Up to
+ * JM_INLINE_REQS on the wrapper's stack; beyond, in this thread's buffer, which grows to
+ * the largest count the thread has waited on and is then reused: no allocation on the
+ * call path after warm-up (tests/mpi/test_mpi_noalloc.js). A wrapper never runs inside
+ * another on the same thread (jm_depth), so one buffer per thread is enough. */
 #define JM_INLINE_REQS 32
 typedef struct {
     int n, any;
@@ -227,10 +232,42 @@ typedef struct {
     MPI_Status st_in[JM_INLINE_REQS];
 } jm_saved;
 
-static void jm_saved_free(jm_saved *s)
+typedef struct {
+    MPI_Request *h;
+    MPI_Status *st;
+    size_t cap;
+} jm_tbuf;
+static __thread jm_tbuf jm_tb __attribute__((tls_model("initial-exec")));
+static pthread_key_t jm_tb_key;
+static pthread_once_t jm_tb_once = PTHREAD_ONCE_INIT;
+
+static void jm_tb_free(void *p)
 {
-    if (s->h != s->h_in) free(s->h);
-    if (s->st != s->st_in) free(s->st);
+    jm_tbuf *b = p;
+    free(b->h);
+    free(b->st);
+    b->h = NULL;
+    b->st = NULL;
+    b->cap = 0;
+}
+static void jm_tb_key_make(void) { (void)pthread_key_create(&jm_tb_key, jm_tb_free); }
+
+/* This thread's buffer with room for n handles and statuses; 0 when out of memory. */
+static int jm_tb_reserve(size_t n)
+{
+    jm_tbuf *b = &jm_tb;
+    if (n <= b->cap) return 1;
+    if (!b->cap) { /* the thread's first: free the buffer when it exits */
+        pthread_once(&jm_tb_once, jm_tb_key_make);
+        (void)pthread_setspecific(jm_tb_key, b);
+    }
+    MPI_Request *h = realloc(b->h, n * sizeof *h);
+    if (h) b->h = h;
+    MPI_Status *st = h ? realloc(b->st, n * sizeof *st) : NULL;
+    if (st) b->st = st;
+    if (!h || !st) return 0;
+    b->cap = n;
+    return 1;
 }
 
 /* Save n handles; when with_status and the caller passed no statuses, hand ours. */
@@ -242,15 +279,12 @@ static MPI_Status *jm_save(jm_saved *s, int n, const MPI_Request *r, MPI_Status 
     s->st = s->st_in;
     s->use = user_st;
     if (s->n > JM_INLINE_REQS) {
-        s->h = malloc((size_t)s->n * sizeof *s->h);
-        if (with_status && user_st == MPI_STATUSES_IGNORE) s->st = malloc((size_t)s->n * sizeof *s->st);
-        if (!s->h || !s->st) { /* no memory: record the call, not its requests */
-            jm_saved_free(s);
-            s->h = s->h_in;
-            s->st = s->st_in;
+        if (!jm_tb_reserve((size_t)s->n)) { /* no memory: record the call, not its requests */
             s->n = 0;
             return user_st;
         }
+        s->h = jm_tb.h;
+        s->st = jm_tb.st;
     }
     if (s->n) memcpy(s->h, r, (size_t)s->n * sizeof *s->h);
     s->any = 1;
@@ -315,10 +349,10 @@ void jm_req_done(const jm_req *e0, const MPI_Status *st, uint32_t done_fn, uint6
     MPI_Status jm_st_;                                                                                             \
     if ((st) == MPI_STATUS_IGNORE) (st) = &jm_st_;
 #define JM_SAVE(n, r, st)                                                                                          \
-    jm_saved sv_ __attribute__((cleanup(jm_saved_free)));                                                          \
+    jm_saved sv_;                                                                                                  \
     (st) = jm_save(&sv_, (n), (r), (st), 1);
 #define JM_SAVE1(n, r)                                                                                             \
-    jm_saved sv_ __attribute__((cleanup(jm_saved_free)));                                                          \
+    jm_saved sv_;                                                                                                  \
     jm_save(&sv_, (n), (r), NULL, 0);
 #define JM_DONE_ALL(n)                                                                                             \
     do {                                                                                                           \
@@ -400,6 +434,8 @@ static uint64_t jm_mono_ns(void)
         if (jm_depth) return P##NAME ARGS;                                                                         \
         jm_depth = 1;                                                                                              \
         jm_call c_;                                                                                                \
+        /* Finalize's caller is interned (and so named, jm_callers_name) before PRE writes the file */             \
+        uint64_t caller_ = jm_caller(__builtin_return_address(0));                                                 \
         PRE;                                                                                                       \
         int was_ = atomic_load(&jm_g.active);                                                                      \
         uint64_t t0_ = was_ ? jm_g.host->now_ns() : jm_mono_ns();                                                  \
@@ -411,7 +447,7 @@ static uint64_t jm_mono_ns(void)
             c_.end = jm_g.host->now_ns();                                                                          \
             c_.comm = 1;                                                                                           \
             c_.comm_size = (uint64_t)jm_g.size;                                                                    \
-            c_.caller = jm_caller(__builtin_return_address(0));                                                    \
+            c_.caller = caller_ ? caller_ : jm_caller(__builtin_return_address(0));                                \
             jm_emit_call(&c_);                                                                                     \
         }                                                                                                          \
         if (JM_FN_##NAME == JM_FN_MPI_Finalize) atomic_store(&jm_g.active, 0);                                     \

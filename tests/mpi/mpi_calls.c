@@ -1,7 +1,7 @@
 /* mpi_calls.c — a plain MPI program (no Jäger in it) that makes a known number of each
  * wrapped call on 4 ranks. It writes what it did to <argv[1]>.<rank>.expect: one line
  * per function ("MPI_Send 6"), then one line per message it sent or received
- * ("send dest tag bytes", "recv source tag bytes"), in world ranks. test_mpi_calls.js
+ * ("send dest tag bytes", "recv source tag bytes"), in world ranks, then its pid and host. test_mpi_calls.js
  * compares that with the recording, count for count, and matches every send to its
  * receive by message id. */
 #include <mpi.h>
@@ -499,6 +499,9 @@ int main(int argc, char **argv)
     did("MPI_Finalize");
     for (int i = 0; i < nf; i++) fprintf(ex, "call %s %d\n", fname[i], fcount[i]);
     for (int i = 0; i < nb; i++) fprintf(ex, "bytes %s %ld %ld\n", bname[i], bsent[i], brecv[i]);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    fprintf(ex, "pid %ld\nhost %s\n", (long)getpid(), host); /* the metadata mpi.pid and mpi.host */
     fclose(ex);
     MPI_Finalize();
     return 0;

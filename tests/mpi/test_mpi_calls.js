@@ -15,6 +15,8 @@ const r = u.mpiexec(N, { LD_PRELOAD: u.preload(), JAGER_OUTPUT: out, JAGER_RING_
   u.bin('mpi_calls'), [u.tmp('x')]);
 check(r.code === 0, `mpiexec -n 4 mpi_calls under LD_PRELOAD exits 0 (${r.code} ${r.signal || ''} ${r.err.slice(0, 300)})`);
 
+const file = (k) => u.tmp(`run.${k}.jgr`);
+const initLine = fs.readFileSync(`${__dirname}/mpi_calls.c`, 'utf8').split('\n').findIndex((l) => /CALL\(MPI_Init, /.test(l)) + 1;
 const ranks = [];
 for (let k = 0; k < N; k++) {
   const file = u.tmp(`run.${k}.jgr`);
@@ -70,6 +72,25 @@ for (let k = 0; k < N; k++) {
   // metadata
   check(meta['mpi.rank'] === String(k) && meta['mpi.world_size'] === String(N) && meta['mpi.rank_from'] === 'PMI_RANK',
     `rank ${k}: metadata rank ${meta['mpi.rank']} (from ${meta['mpi.rank_from']}), world size ${meta['mpi.world_size']}`);
+  const pid = (exp.find((e) => e[0] === 'pid') || [])[1], host = (exp.find((e) => e[0] === 'host') || [])[1];
+  check(pid && meta['mpi.pid'] === pid && host && meta['mpi.host'] === host,
+    `rank ${k}: metadata mpi.pid ${meta['mpi.pid']} and mpi.host ${meta['mpi.host']} are the process's (${pid}, ${host})`);
+  const init = u.calls(evs).find((c) => c.func === 'MPI_Init');
+  const js = meta['mpi.job_start_ns'];
+  check(/^[1-9]\d*$/.test(js || '') && init && Number(js) <= init.t + init.duration_ns,
+    `rank ${k}: metadata mpi.job_start_ns ${js}, before its MPI_Init returned (one host clock)`);
+  // every call's caller named with its function, file and line (libdw: mpi_calls is a -g
+  // build, main not exported); MPI_Init's is the line of its call in mpi_calls.c
+  const tj = u.tmp(`run.${k}.trace.json`);
+  const ex = u.run(u.E.JAGER_BIN, ['export', '--format', 'chrome', file(k), '-o', tj]);
+  const slices = ex.code === 0 ? JSON.parse(fs.readFileSync(tj, 'utf8')).traceEvents.filter((e) => e.cat === 'mpi.call') : [];
+  const unnamed = slices.filter((e) => !/^\w+ \(mpi_calls\.c:[1-9]\d*\)$/.test((e.args.caller || [])[0] || ''));
+  check(slices.length === u.calls(evs).length && unnamed.length === 0,
+    `rank ${k}: the caller of all ${slices.length} calls is "function (mpi_calls.c:line)" (${unnamed.length} not: ` +
+    `${unnamed.slice(0, 2).map((e) => `${e.args.func} ${e.args.caller}`)})`);
+  const ic = slices.find((e) => e.args.func === 'MPI_Init');
+  check(ic && ic.args.caller[0] === `main (mpi_calls.c:${initLine})`,
+    `rank ${k}: MPI_Init called from main (mpi_calls.c:${initLine}) (${ic && ic.args.caller})`);
   // clocks
   const clk = evs.filter((e) => e.type === 'mpi.clock').map((e) => e.fields);
   check(clk.length === 2 && clk[0].phase === 0 && clk[1].phase === 1 && clk.every((c) => c.ok),

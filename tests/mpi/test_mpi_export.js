@@ -1,12 +1,14 @@
 // `jager export` of a job: one Chrome/Perfetto file with the ranks as processes (pid =
 // rank, process_name) and one flow arrow per matched message, from the sending call's
-// slice to the completing call's; CSV and Parquet tables with a `rank` column. The
+// slice to the completing call's (in the report every k-th beyond 4000, the legend saying
+// how many were drawn); CSV and Parquet tables with a `rank` column. The
 // messages are matched here from the dumps by their ids (mpiutil.messages), independently
 // of the tool, so the arrows are checked against an exact count.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const { pathToFileURL } = require('url');
+const vm = require('vm');
 const u = require('./mpiutil');
 const { check, E } = u;
 
@@ -190,6 +192,26 @@ function checkChrome(what, trace, msgs, nranks) {
   check(co.a.every((x) => [0, 1, 2].every((k) => x.filter((v, i) => i % 4 === 1 && v === k).length === 1)),
     'report: every instance has one call of each rank');
   check(rd.messages.n === 30, `report: the 30 ring messages as arrows (${rd.messages.n})`);
+
+  // 5b. more messages than the report draws (REPORT_MAX_ARROWS, 4000): mpi_waits small 1000
+  // sends 5000 messages of 8 bytes from rank 0 to rank 1; every 2nd is drawn, and the
+  // legend (the page's own J.drawnLabel, run here) says how many of how many
+  const many = u.tmp('many.jgr');
+  const r4 = u.mpiexec(2, { LD_PRELOAD: u.preload(), JAGER_OUTPUT: many, JAGER_RING_BYTES: '8M', JAGER_MPI_AGGREGATE: '1' },
+    u.bin('mpi_waits'), ['small', '1000']);
+  check(r4.code === 0 && fs.existsSync(many), `mpi_waits small 1000 on 2 ranks, one job file (${r4.err.slice(0, 200)})`);
+  const mh = u.tmp('many.html');
+  J(['report', many, '-o', mh]);
+  const mpage = fs.readFileSync(mh, 'utf8');
+  const md = JSON.parse(mpage.match(/<script type="application\/json"[^>]*>([\s\S]*?)<\/script>/)[1]).messages;
+  check(md.n === 5000 && md.drawn === 2500 && md.a.length === 6 * md.drawn,
+    `report: 5000 messages, every 2nd drawn: ${md.drawn} arrows of ${md.n} (${md.a.length / 6} in the data)`);
+  const ctx = vm.createContext({ console, performance: { now: () => 0 } });
+  try { vm.runInContext(mpage.match(/<script>([\s\S]*?)<\/script>/)[1], ctx); } catch (err) { /* no DOM: the page's main stops */ }
+  const label = vm.runInContext('J.drawnLabel', ctx)('MPI message', md);
+  check(label === 'MPI message (2\u2009500 of 5\u2009000 drawn)', `report legend: "${label}"`);
+  check(vm.runInContext('J.drawnLabel', ctx)('MPI message', { n: 30, drawn: 30 }) === 'MPI message (30)',
+    'report legend: all drawn → the count alone');
 
   // 6. speedscope keeps one output per rank
   const ss = J(['export', '--format', 'speedscope', job, '-o', u.tmp('s.json')]);

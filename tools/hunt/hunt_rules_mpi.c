@@ -159,6 +159,57 @@ static int delay_explains(double delay, double wait, double work, double desched
     return delay >= rel * work;
 }
 
+/* Name the computation that made the late rank late: its span sites' self time in the
+ * stretches before its late calls (acc, summed over nlate of them), the largest first; up
+ * to three that each hold at least a tenth of what the spans cover. Nothing without spans. */
+static void name_work(ctx *c, hunt_finding *f, const double *acc, double nlate, const char *who)
+{
+    const jm_mpi *m = c->mpi;
+    uint32_t top[3];
+    size_t nt = 0;
+    double sum = 0;
+    for (uint32_t i = 0; i < m->nsites; i++)
+        if (acc[i] > 0) sum += acc[i];
+    if (sum <= 0 || nlate <= 0) return;
+    for (size_t k = 0; k < 3; k++) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < m->nsites; i++) {
+            int taken = 0;
+            for (size_t t = 0; t < nt; t++) taken |= top[t] == i;
+            if (!taken && acc[i] >= 0.1 * sum && (best == UINT32_MAX || acc[i] > acc[best])) best = i;
+        }
+        if (best == UINT32_MAX) break;
+        top[nt++] = best;
+    }
+    if (!nt) return;
+    char line[1024], t[32];
+    int k = 0;
+    line[0] = 0;
+    for (size_t i = 0; i < nt && k >= 0 && (size_t)k < sizeof line; i++)
+        k += snprintf(line + k, sizeof line - (size_t)k, "%s%s %s", i ? ", " : "", m->sites[top[i]],
+                      hunt_ns(t, sizeof t, acc[top[i]] / nlate));
+    hunt_detail(c->l, f, "%s's computation before each late call (self time of its spans): %s", who, line);
+    hunt_ev(f, "late_rank_top_site_ns", acc[top[0]] / nlate, "ns");
+}
+
+/* The late side's span sites over the late messages of one group (p2p_findings). */
+static void p2p_work(ctx *c, const group *x, hunt_kind kind, double *acc)
+{
+    const jm_mpi *m = c->mpi;
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *g = &m->msgs[i];
+        uint32_t wcall = kind == HUNT_LATE_SENDER ? g->recv_call : g->send_wait_call;
+        uint32_t ocall = kind == HUNT_LATE_SENDER ? g->send_call : g->recv_post_call;
+        uint32_t wpart = kind == HUNT_LATE_SENDER ? g->recv_part : g->send_part;
+        uint32_t opart = kind == HUNT_LATE_SENDER ? g->send_part : g->recv_part;
+        uint64_t ready = kind == HUNT_LATE_SENDER ? g->send_start : g->recv_post;
+        if (wcall == UINT32_MAX || ocall == UINT32_MAX || wpart != x->wait_part || opart != x->other_part) continue;
+        const jm_mpi_call *wc = &m->calls[wcall];
+        if (wc->func != x->func || wc->caller != x->caller || ready <= wc->t0) continue; /* not late */
+        jm_mpi_work_sites(m, kind == HUNT_LATE_SENDER ? g->send_prev : g->recv_prev, ocall, acc);
+    }
+}
+
 static void p2p_findings(ctx *c, group *g, size_t n, hunt_kind kind)
 {
     char a[32], b[32], dl[32], site[1024];
@@ -199,6 +250,14 @@ static void p2p_findings(ctx *c, group *g, size_t n, hunt_kind kind)
                     hunt_ns(b, sizeof b, x->other_work / (double)x->late), (long long)me,
                     hunt_ns(dl, sizeof dl, x->delay / (double)x->late), (long long)me, c->mpi->funcs[oc->func],
                     *site ? " at " : "", site);
+        if (c->mpi->nsites) {
+            double *acc = calloc(c->mpi->nsites, sizeof *acc);
+            char who[32];
+            snprintf(who, sizeof who, "rank %lld", (long long)other);
+            if (acc) p2p_work(c, x, kind, acc), name_work(c, f, acc, (double)x->late, who);
+            else c->l->oom = 1;
+            free(acc);
+        }
         if (kind == HUNT_LATE_SENDER)
             f->hint = hunt_fmt(c->l, "rank %lld starts its sends late: balance the work before them (or overlap: post "
                                "MPI_Irecv early and compute until the data is needed)", (long long)other);
@@ -209,61 +268,127 @@ static void p2p_findings(ctx *c, group *g, size_t n, hunt_kind kind)
     }
 }
 
+/* One call's wait is counted once: a Waitall that completed several messages of a late
+ * rank waited until the last of them could come, not once per message (PRK PIC on 2 ranks:
+ * 6 messages per Waitall, the sum over messages was 5 × the ranks' whole MPI time). Each
+ * message's wait w[i] (0 when not late) is cut to what its call had not already counted:
+ * per call only the largest stays, the others count as late messages with no time. */
+static void once_per_call(const jm_mpi *m, const uint32_t *call, double *w, size_t n)
+{
+    double *best = calloc(m->ncalls ? m->ncalls : 1, sizeof *best);
+    uint32_t *who = malloc((m->ncalls ? m->ncalls : 1) * sizeof *who);
+    if (!best || !who) { /* out of memory: leave the per-message sums */
+        free(best);
+        free(who);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (call[i] != UINT32_MAX && w[i] > best[call[i]]) best[call[i]] = w[i], who[call[i]] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++)
+        if (call[i] != UINT32_MAX && w[i] > 0 && who[call[i]] != (uint32_t)i) w[i] = 0;
+    free(best);
+    free(who);
+}
+
+/* Per call: 1 when it completed a message whose send began after the call did (a late
+ * sender kept it waiting). NULL on out of memory. */
+static unsigned char *late_sent_calls(const jm_mpi *m)
+{
+    unsigned char *f = calloc(m->ncalls ? m->ncalls : 1, 1);
+    if (!f) return NULL;
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *x = &m->msgs[i];
+        if (x->recv_call != UINT32_MAX && x->send_call != UINT32_MAX && x->send_start > m->calls[x->recv_call].t0)
+            f[x->recv_call] = 1;
+    }
+    return f;
+}
+
 static void rule_late_sender(ctx *c)
 {
     const jm_mpi *m = c->mpi;
-    group *g = calloc(m->nmsgs ? m->nmsgs : 1, sizeof *g);
+    size_t nm = m->nmsgs ? m->nmsgs : 1;
+    group *g = calloc(nm, sizeof *g);
+    double *w = calloc(nm, sizeof *w);
+    uint32_t *call = malloc(nm * sizeof *call);
     size_t n = 0;
-    if (!g) {
+    if (!g || !w || !call) {
+        free(g), free(w), free(call);
         c->l->oom = 1;
         return;
     }
     for (size_t i = 0; i < m->nmsgs; i++) {
         const jm_mpi_msg *x = &m->msgs[i];
+        call[i] = UINT32_MAX;
         if (x->recv_call == UINT32_MAX || x->send_call == UINT32_MAX) continue;
-        const jm_mpi_call *rc = &m->calls[x->recv_call], *sc = &m->calls[x->send_call];
+        const jm_mpi_call *rc = &m->calls[x->recv_call];
         /* the receiver blocked from rc->t0; the message could not come before the send began */
-        double w = 0;
-        if (x->send_start > rc->t0) w = (double)((x->send_start < rc->t1 ? x->send_start : rc->t1) - rc->t0);
+        if (x->send_start > rc->t0) w[i] = (double)((x->send_start < rc->t1 ? x->send_start : rc->t1) - rc->t0);
+        call[i] = x->recv_call;
+    }
+    once_per_call(m, call, w, m->nmsgs);
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *x = &m->msgs[i];
+        if (call[i] == UINT32_MAX) continue;
+        const jm_mpi_call *rc = &m->calls[x->recv_call];
+        int late = x->send_start > rc->t0;
         double dq = 0;
-        double late_free = w > 0 ? jm_mpi_work_ns(m, x->send_prev, x->send_call, &dq) : 0;
-        double wait_free = w > 0 ? jm_mpi_work_ns(m, x->recv_prev, x->recv_call, NULL) : 0;
-        (void)sc;
+        double late_free = late ? jm_mpi_work_ns(m, x->send_prev, x->send_call, &dq) : 0;
+        double wait_free = late ? jm_mpi_work_ns(m, x->recv_prev, x->recv_call, NULL) : 0;
         g[n++] = (group){x->recv_part, x->send_part, rc->func, rc->caller, x->recv_call, x->send_call,
-                         w, w, late_free, 1, w > 0, late_free - wait_free, dq};
+                         w[i], w[i], late_free, 1, (uint64_t)late, late_free - wait_free, dq};
     }
     n = fold(g, n);
     p2p_findings(c, g, n, HUNT_LATE_SENDER);
-    free(g);
+    free(g), free(w), free(call);
 }
 
 static void rule_late_receiver(ctx *c)
 {
     const jm_mpi *m = c->mpi;
-    group *g = calloc(m->nmsgs ? m->nmsgs : 1, sizeof *g);
+    size_t nm = m->nmsgs ? m->nmsgs : 1;
+    group *g = calloc(nm, sizeof *g);
+    double *w = calloc(nm, sizeof *w);
+    uint32_t *call = malloc(nm * sizeof *call);
+    unsigned char *ls = late_sent_calls(m);
     size_t n = 0;
-    if (!g) {
+    if (!g || !w || !call || !ls) {
+        free(g), free(w), free(call), free(ls);
         c->l->oom = 1;
         return;
     }
     for (size_t i = 0; i < m->nmsgs; i++) {
         const jm_mpi_msg *x = &m->msgs[i];
+        call[i] = UINT32_MAX;
         /* the sender blocked in its send (or in the Wait of its Isend: a message too large to
          * go eagerly) until the receive was posted */
         if (x->send_wait_call == UINT32_MAX || x->recv_post_call == UINT32_MAX) continue;
-        const jm_mpi_call *sc = &m->calls[x->send_wait_call], *rc = &m->calls[x->recv_post_call];
-        double w = 0;
-        if (x->recv_post > sc->t0) w = (double)((x->recv_post < sc->t1 ? x->recv_post : sc->t1) - sc->t0);
+        /* a Wait that also completed a message from a late sender waited for that message
+         * (late_sender names it): its Isends are not why it waited (an eager send completes
+         * at once; PRK PIC's Waitall of 8-byte counts was reported both ways) */
+        if (x->send_wait_call != x->send_call && ls[x->send_wait_call]) continue;
+        const jm_mpi_call *sc = &m->calls[x->send_wait_call];
+        /* it waited for the receive only if it was still in the call when the receive was
+         * posted: a send that returned before (eager, buffered) did not wait for it (PRK
+         * p2p's 8-byte MPI_Send: 100,723 of 100,899 "late", each its own few µs) */
+        if (x->recv_post > sc->t0 && x->recv_post <= sc->t1) w[i] = (double)(x->recv_post - sc->t0);
+        call[i] = x->send_wait_call;
+    }
+    once_per_call(m, call, w, m->nmsgs);
+    for (size_t i = 0; i < m->nmsgs; i++) {
+        const jm_mpi_msg *x = &m->msgs[i];
+        if (call[i] == UINT32_MAX) continue;
+        const jm_mpi_call *sc = &m->calls[x->send_wait_call];
+        int late = x->recv_post > sc->t0 && x->recv_post <= sc->t1;
         double dq = 0;
-        double late_free = w > 0 ? jm_mpi_work_ns(m, x->recv_prev, x->recv_post_call, &dq) : 0;
-        double wait_free = w > 0 ? jm_mpi_work_ns(m, x->send_prev, x->send_wait_call, NULL) : 0;
-        (void)rc;
+        double late_free = late ? jm_mpi_work_ns(m, x->recv_prev, x->recv_post_call, &dq) : 0;
+        double wait_free = late ? jm_mpi_work_ns(m, x->send_prev, x->send_wait_call, NULL) : 0;
         g[n++] = (group){x->send_part, x->recv_part, sc->func, sc->caller, x->send_wait_call, x->recv_post_call,
-                         w, w, late_free, 1, w > 0, late_free - wait_free, dq};
+                         w[i], w[i], late_free, 1, (uint64_t)late, late_free - wait_free, dq};
     }
     n = fold(g, n);
     p2p_findings(c, g, n, HUNT_LATE_RECEIVER);
-    free(g);
+    free(g), free(w), free(call), free(ls);
 }
 
 /* ---- collectives: the k-th collective on a communicator of every member ---- */
@@ -287,6 +412,8 @@ typedef struct coll {
     uint32_t example;      /* a waiting rank's call */
     double wait, late_work, other_work;
     double late_desched;   /* the last rank's time off the CPU in its stretches (rusage), late instances */
+    uint32_t *lasts;       /* per late instance: the last rank's previous collective here and its call */
+    size_t nlasts, caplasts;
     uint64_t n, ninst_late;
     uint32_t *last_count;  /* per part: times it arrived last */
 } coll;
@@ -340,7 +467,7 @@ static void rule_collective_wait(ctx *c)
                 if (m->calls[v[i].call].t0 > m->calls[last].t0) last = v[i].call;
             const jm_mpi_call *lc = &m->calls[last];
             double w = 0, ow = 0, lw = 0, lq = 0;
-            uint32_t example = UINT32_MAX;
+            uint32_t example = UINT32_MAX, last_prev = UINT32_MAX;
             for (size_t i = a; i < b; i++) {
                 const jm_mpi_call *x = &m->calls[v[i].call];
                 /* each rank's work since its previous collective on this communicator */
@@ -349,6 +476,7 @@ static void rule_collective_wait(ctx *c)
                 if (v[i].call == last) {
                     lw = free_i;
                     lq = dq;
+                    last_prev = v[i].prev;
                     continue;
                 }
                 double wi = (double)((lc->t0 < x->t1 ? lc->t0 : x->t1) - x->t0);
@@ -382,6 +510,18 @@ static void rule_collective_wait(ctx *c)
                 x->late_desched += lq;
                 x->other_work += b - a > 1 ? ow / (double)(b - a - 1) : 0;
                 x->last_count[lc->part]++;
+                if (m->nsites) { /* kept to name the late rank's computation */
+                    if (x->nlasts == x->caplasts) {
+                        size_t cap = x->caplasts ? 2 * x->caplasts : 16;
+                        uint32_t *t = realloc(x->lasts, cap * 2 * sizeof *t);
+                        if (!t) goto oom;
+                        x->lasts = t;
+                        x->caplasts = cap;
+                    }
+                    x->lasts[2 * x->nlasts] = last_prev;
+                    x->lasts[2 * x->nlasts + 1] = last;
+                    x->nlasts++;
+                }
             }
         }
         a = b;
@@ -418,16 +558,27 @@ static void rule_collective_wait(ctx *c)
                     "(imbalance %s per %s)", hunt_ns(t2, sizeof t2, x->late_work / (double)x->ninst_late),
                     hunt_ns(t3, sizeof t3, x->other_work / (double)x->ninst_late),
                     hunt_ns(t1, sizeof t1, (x->late_work - x->other_work) / (double)x->ninst_late), fn);
+        if (x->nlasts) { /* the instances where the rank named late was last */
+            double *acc = calloc(m->nsites, sizeof *acc), nk = 0;
+            char who[32];
+            if (!acc) goto oom;
+            for (size_t k = 0; k < x->nlasts; k++)
+                if (m->calls[x->lasts[2 * k + 1]].part == lp)
+                    jm_mpi_work_sites(m, x->lasts[2 * k], x->lasts[2 * k + 1], acc), nk++;
+            snprintf(who, sizeof who, "rank %lld", (long long)rank_of(c, lp));
+            name_work(c, f, acc, nk, who);
+            free(acc);
+        }
         f->hint = hunt_fmt(c->l, "the work before %s is imbalanced across ranks: rebalance the decomposition (rank %lld "
                            "has the most), or overlap with a non-blocking collective", fn, (long long)rank_of(c, lp));
     }
-    for (size_t i = 0; i < nc; i++) free(cs[i].last_count);
+    for (size_t i = 0; i < nc; i++) free(cs[i].last_count), free(cs[i].lasts);
     free(cs);
     free(v);
     return;
 oom:
     c->l->oom = 1;
-    for (size_t i = 0; cs && i < nc; i++) free(cs[i].last_count);
+    for (size_t i = 0; cs && i < nc; i++) free(cs[i].last_count), free(cs[i].lasts);
     free(cs);
     free(v);
 }

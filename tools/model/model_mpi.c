@@ -674,6 +674,7 @@ int jm_mpi_build(const jm_job *j, jm_mpi **out)
     m->nranks = j->n;
     for (uint32_t p = 0; p < j->n; p++)
         if (read_part(m, j, p, &calls, &reqs, &rus)) goto oom;
+    if (calls.n && jm_mpi_read_spans(m, j)) goto oom; /* a job without MPI calls needs none */
     m->ru = rus.p;
     m->nru = rus.n;
     rus.p = NULL;
@@ -801,5 +802,10 @@ void jm_mpi_free(jm_mpi *m)
     free(m->steps);
     free(m->nsteps);
     free(m->ru);
+    for (uint32_t i = 0; i < m->nsites; i++) free(m->sites[i]);
+    free(m->sites);
+    free(m->spans);
+    free(m->first_span);
+    free(m->max_span);
     free(m);
 }

@@ -87,6 +87,12 @@ typedef struct jm_mpi {
     size_t *first;          /**< index of each part's first call in calls (nranks + 1 entries) */
     jm_mpi_ru *ru;          /**< rusage readings of every part, by (part, os_tid, t); none without the plugin */
     size_t nru;
+    char **sites;           /**< the program's span sites by name (all parts), model_mpi_work.c */
+    uint32_t nsites;
+    struct jm_mpi_span *spans; /**< private: every part's spans, by (part, thread, begin) */
+    size_t nspans;
+    size_t *first_span;        /**< private: part p's spans are spans[first_span[p] .. first_span[p + 1]) */
+    uint64_t *max_span;        /**< private: part p's longest span */
     struct jm_mpi_step *steps; /**< private: the clock-condition repair's rises of every part, in time order */
     size_t *nsteps;            /**< private: part p's rises are steps[nsteps[p] .. nsteps[p + 1]) */
 } jm_mpi;
@@ -119,6 +125,15 @@ uint64_t jm_mpi_job_time(const jm_mpi *m, uint32_t part, uint64_t t);
  * \param descheduled receives the time subtracted (NULL allowed)
  */
 double jm_mpi_work_ns(const jm_mpi *m, uint32_t from, uint32_t to, double *descheduled);
+/** Private (jm_mpi_build): read every part's spans for jm_mpi_work_sites(); -1 on out of memory. */
+int jm_mpi_read_spans(jm_mpi *m, const jm_job *j);
+/**
+ * \brief What a rank computed in the stretch jm_mpi_free_ns() measures (from the end of call
+ *        \p from to the start of call \p to, on \p to's thread): the self time of each of its
+ *        span sites there, added to \p acc[site] (m->nsites entries).
+ * \return the time covered by its outermost spans in the stretch (0 without spans)
+ */
+double jm_mpi_work_sites(const jm_mpi *m, uint32_t from, uint32_t to, double *acc);
 /** 1 if the function is a collective (Barrier, Bcast, Allreduce, …; not the I- variants). */
 int jm_mpi_is_collective(const char *func);
 

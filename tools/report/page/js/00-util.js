@@ -34,6 +34,12 @@ J.fmtInt = function (n) {
   return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, '\u2009');
 };
 
+/** A legend entry's text: "MPI message (2 500 of 5 000 drawn)" when some were left out,
+ * "MPI message (5 000)" when all were drawn. x: {n, drawn} of the data. */
+J.drawnLabel = function (what, x) {
+  return what + (x.drawn < x.n ? ' (' + J.fmtInt(x.drawn) + ' of ' + J.fmtInt(x.n) + ' drawn)' : ' (' + J.fmtInt(x.n) + ')');
+};
+
 J.fmtPct = function (f) { return isFinite(f) ? (f * 100).toFixed(f < 0.1 ? 1 : 0) + ' %' : '–'; };
 
 /** Stable colour for a site from a palette of calm blues, teals, greens and sands:

@@ -156,13 +156,13 @@ J.Timeline.prototype.bind = function () {
   var cl = self.colls;
   if (cl && cl.n) {
     var cs = J.el('span'); var ci = J.el('i'); ci.style.background = '#7b4fb5'; cs.appendChild(ci);
-    cs.appendChild(document.createTextNode('collective' + (cl.drawn < cl.n ? ' (' + J.fmtInt(cl.drawn) + ' of ' + J.fmtInt(cl.n) + ' drawn)' : ' (' + J.fmtInt(cl.n) + ')')));
+    cs.appendChild(document.createTextNode(J.drawnLabel('collective', cl)));
     legend.appendChild(cs);
   }
   var m = self.msgs;
   if (m && m.n) {
     var s = J.el('span'); var i = J.el('i'); i.style.background = '#146e3c'; s.appendChild(i);
-    s.appendChild(document.createTextNode('MPI message' + (m.drawn < m.n ? ' (' + J.fmtInt(m.drawn) + ' of ' + J.fmtInt(m.n) + ' drawn)' : ' (' + J.fmtInt(m.n) + ')')));
+    s.appendChild(document.createTextNode(J.drawnLabel('MPI message', m)));
     legend.appendChild(s);
   }
 };
