@@ -235,7 +235,8 @@ typedef struct jager_host_api {
      *  JAGER_COUNTER_GAUGE). The report charts it. 0 on error (jager_last_error()).
      *  [any-thread] (lock) \since 1.2 */
     jager_counter (*counter_register)(jager_plugin_handle *self, const char *name, const char *unit, uint32_t kind);
-    /** jager_counter_add(): add to a monotonic counter's running total. Outside a
+    /** jager_counter_add(): add to a monotonic counter's running total (one for the whole
+     *  process, from 0 at every jager_init(); a negative delta is ignored). Outside a
      *  recording (after jager_shutdown(), with the counter of an unloaded plugin) it does
      *  nothing. [any-thread] \since 1.2 */
     void (*counter_add)(jager_counter counter, double delta);
