@@ -152,13 +152,14 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
     assert.equal(levels[2 * i + 1].args.value, l.load);
     assert.equal(BigInt(ns(levels[2 * i].ts)) + base, BigInt(l.time_ns));
   });
-  // counters: every sample, exact values; monotonic ones per thread (id)
+  // counters: every sample, exact values; one track per counter (no per-thread id: a
+  // monotonic counter's samples are the process's running total, whatever thread adds)
   const cs = byThread(ev.filter((e) => e.ph === 'C' && e.cat === 'counter'), (e) => e.tid);
   assert.equal(cs.length, tables.get('counter').length);
   tables.get('counter').forEach((c, i) => {
     assert.equal(cs[i].name, c.name);
     assert.equal(cs[i].args.value, c.value);
-    if (c.kind === 'monotonic') assert.equal(String(cs[i].id), c.thread);
+    assert.equal(cs[i].id, undefined);
   });
   // logs and marks
   const logs = byThread(ev.filter((e) => e.ph === 'i' && e.cat === 'log'), (e) => e.tid);
