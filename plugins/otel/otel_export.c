@@ -304,23 +304,13 @@ size_t ot_points_build(ot_state *st, ot_point **out, ot_site **copies)
             attr(p, "code.line.number", NULL, line);
         }
     }
-    /* Program counters: a monotonic counter's samples carry its running total (all threads):
-     * the largest is the total; a gauge is its latest sample. */
+    /* Program counters: each one's latest sample — a monotonic counter's running total (the
+     * process's, all threads: a cumulative sum), a gauge's level. */
     for (size_t i = 0; i < st->nctrs; i++) {
-        size_t j = 0;
-        while (j < i && st->ctrs[j].id != st->ctrs[i].id) j++;
-        if (j < i) continue;
         const char *name = NULL, *unit = NULL;
         uint32_t kind = 0;
         if (st->host->counter_info(st->ctrs[i].id, &name, &unit, &kind) != JAGER_OK || !name) continue;
-        double sum = 0, last = 0;
-        uint64_t lt = 0;
-        for (size_t k = i; k < st->nctrs; k++)
-            if (st->ctrs[k].id == st->ctrs[i].id) {
-                if (st->ctrs[k].value > sum) sum = st->ctrs[k].value;
-                if (st->ctrs[k].time >= lt) lt = st->ctrs[k].time, last = st->ctrs[k].value;
-            }
-        pt(v, &n, name, unit ? unit : "", "A Jäger counter", kind == 1 ? 1 : 0, kind == 1 ? last : sum, 0);
+        pt(v, &n, name, unit ? unit : "", "A Jäger counter", kind == 1 ? 1 : 0, st->ctrs[i].value, 0);
     }
     /* Plugin events (gc.pause, …): how many, and the time in their first duration field. */
     for (size_t i = 0; i < st->nptypes; i++) {

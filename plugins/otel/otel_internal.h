@@ -89,9 +89,10 @@ typedef struct ot_site {
     uint64_t hist[JAGER_HIST_BUCKETS];
 } ot_site;
 
-/** A counter of the program (Jäger counters), summed over threads. */
+/** A counter of the program (Jäger counters): its latest sample, from any thread (a
+ *  monotonic counter's is the process's running total, a gauge's its level). */
 typedef struct ot_ctr {
-    uint32_t id, thread;
+    uint32_t id;
     double value;
     uint64_t time;
 } ot_ctr;

@@ -369,11 +369,14 @@ static void on_log(ot_state *st, uint32_t thread, const jager_rec_log *r, size_t
     if (!ot_enqueue(st, OT_LOGS, l)) ot_log_free(l);
 }
 
-static void on_counter(ot_state *st, uint32_t thread, const jager_rec_counter *r)
+/* A counter's latest sample, whatever thread took it: a monotonic counter's sample is the
+ * process's running total (the largest of two stamped alike is the later add). Blocks come
+ * thread by thread, so an older sample may arrive after a newer one. */
+static void on_counter(ot_state *st, const jager_rec_counter *r)
 {
     pthread_mutex_lock(&st->agg_lock);
     size_t i = 0;
-    while (i < st->nctrs && !(st->ctrs[i].id == r->h.aux && st->ctrs[i].thread == thread)) i++;
+    while (i < st->nctrs && st->ctrs[i].id != r->h.aux) i++;
     if (i == st->nctrs) {
         if (st->nctrs == st->cctrs) {
             size_t n = st->cctrs ? st->cctrs * 2 : 16;
@@ -382,12 +385,14 @@ static void on_counter(ot_state *st, uint32_t thread, const jager_rec_counter *r
             st->ctrs = c;
             st->cctrs = n;
         }
-        st->ctrs[i].id = r->h.aux;
-        st->ctrs[i].thread = thread;
+        st->ctrs[i] = (ot_ctr){.id = r->h.aux, .value = r->value, .time = r->time_ns};
         st->nctrs++;
     }
-    st->ctrs[i].value = r->value;
-    st->ctrs[i].time = r->time_ns;
+    ot_ctr *c = &st->ctrs[i];
+    if (r->time_ns > c->time || (r->time_ns == c->time && r->value > c->value)) {
+        c->value = r->value;
+        c->time = r->time_ns;
+    }
 out:
     pthread_mutex_unlock(&st->agg_lock);
 }
@@ -460,7 +465,7 @@ jager_status ot_sink_write(void *ctx, const jager_batch *b)
             if (n >= sizeof(jager_rec_log)) on_log(st, b->thread, (const jager_rec_log *)r, n);
             break;
         case JAGER_EV_COUNTER:
-            if (n >= sizeof(jager_rec_counter)) on_counter(st, b->thread, (const jager_rec_counter *)r);
+            if (n >= sizeof(jager_rec_counter)) on_counter(st, (const jager_rec_counter *)r);
             break;
         case JAGER_EV_CONTEXT:
             if (n >= sizeof(jager_rec_context)) ot_context_record(st, b->thread, (const jager_rec_context *)r);

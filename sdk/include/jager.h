@@ -531,7 +531,7 @@ typedef uint32_t jager_counter;
 
 /** Counter kinds, stored as uint32_t. */
 typedef enum jager_counter_kind {
-    JAGER_COUNTER_MONOTONIC = 0, /**< a running total; jager_counter_add() deltas */
+    JAGER_COUNTER_MONOTONIC = 0, /**< a running total of the whole process; jager_counter_add() deltas */
     JAGER_COUNTER_GAUGE = 1      /**< a level; jager_counter_set() values */
 } jager_counter_kind;
 
@@ -545,9 +545,15 @@ typedef enum jager_counter_kind {
 JAGER_API jager_counter jager_counter_register(const char *name, const char *unit, uint32_t kind);
 
 /**
- * \brief Add \p delta to a monotonic counter and record a sample of its running total (per thread). [any-thread][hot-path] \since 1.0
+ * \brief Add \p delta to a monotonic counter and record a sample of its running total. [any-thread][hot-path] \since 1.0
+ *
+ * The total is one for the whole process, whatever thread adds: each sample carries the
+ * total just after its add, and a sample stamped later never carries a smaller total, so
+ * the counter's value at any time is the latest sample's (all threads together); its last
+ * sample is the recording's total. It starts at 0 at every jager_init(). A negative or NaN
+ * \p delta is ignored (a level that goes down is a gauge: jager_counter_set()).
  * \param counter a monotonic counter from jager_counter_register()
- * \param delta the amount to add
+ * \param delta the amount to add, >= 0
  */
 JAGER_API void jager_counter_add(jager_counter counter, double delta);
 

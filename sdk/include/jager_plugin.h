@@ -130,8 +130,10 @@ typedef void (*jager_span_hook_fn)(void *arg, const jager_span_event *span);
  * on every call, so every function stays harmless after the plugin's shutdown (or after
  * jager_shutdown()): functions taking \p self then refuse (JAGER_E_STATE, NULL, nothing
  * logged into a recording), emit counts the event as lost (JAGER_DROP_AFTER_STOP once the
- * plugins' stop returned). Check struct_size (or abi_minor) before using a field added
- * after 1.0.
+ * plugins' stop returned); functions taking no handle act as their jager_* counterparts
+ * do outside a recording (describe what the process registered, record nothing). Each
+ * entry below names its stale-handle result where it has one. Check struct_size (or
+ * abi_minor) before using a field added after 1.0.
  */
 typedef struct jager_host_api {
     uint32_t struct_size; /**< sizeof the struct as the writer built it (only grows) */
@@ -213,27 +215,33 @@ typedef struct jager_host_api {
     void (*set_error)(jager_plugin_handle *self, const char *reason);
     /** Another loaded plugin's extension table \p id ("jager.dispatch/1"), or NULL; only
      *  plugins loaded before this one (earlier in JAGER_PLUGINS) are seen during init.
-     *  [any-thread] \since 1.2 */
+     *  NULL with a stale handle. [any-thread] \since 1.2 */
     const void *(*extension)(jager_plugin_handle *self, const char *id);
     /** Call \p fn(arg) every \p interval_ns (at least 100 µs) on a thread the host owns,
      *  until timer_stop or the plugin's stop: the host stops every timer of a plugin
      *  before calling its stop, and waits until no callback runs, so none runs after stop
      *  has returned. Deadlines are start + k × interval; a late callback skips the
      *  deadlines it missed. \p timer_out (borrowed) receives the id. JAGER_E_FULL past 64
-     *  timers in the process. [any-thread] \since 1.2 */
+     *  timers in the process; JAGER_E_STATE with a stale handle. [any-thread] \since 1.2 */
     jager_status (*timer_start)(jager_plugin_handle *self, uint64_t interval_ns, jager_timer_fn fn, void *arg,
                                 uint32_t *timer_out);
     /** Stop a timer: returns once its callback no longer runs (from the timer's own
-     *  callback: returns at once, no later call starts). [any-thread] \since 1.2 */
+     *  callback: returns at once, no later call starts). JAGER_E_NOTFOUND for no running
+     *  timer of this plugin; JAGER_E_STATE with a stale handle (its timers stopped at its
+     *  unload). [any-thread] \since 1.2 */
     jager_status (*timer_stop)(jager_plugin_handle *self, uint32_t timer);
     /** jager_counter_register() for a counter named "<plugin>.<name>" (name snake_case;
      *  unit copied, e.g. "bytes", may be NULL; kind JAGER_COUNTER_MONOTONIC or
      *  JAGER_COUNTER_GAUGE). The report charts it. 0 on error (jager_last_error()).
      *  [any-thread] (lock) \since 1.2 */
     jager_counter (*counter_register)(jager_plugin_handle *self, const char *name, const char *unit, uint32_t kind);
-    /** jager_counter_add(): add to a monotonic counter's running total. [any-thread] \since 1.2 */
+    /** jager_counter_add(): add to a monotonic counter's running total (one for the whole
+     *  process, from 0 at every jager_init(); a negative delta is ignored). Outside a
+     *  recording (after jager_shutdown(), with the counter of an unloaded plugin) it does
+     *  nothing. [any-thread] \since 1.2 */
     void (*counter_add)(jager_counter counter, double delta);
-    /** jager_counter_set(): record a gauge's value. [any-thread] \since 1.2 */
+    /** jager_counter_set(): record a gauge's value; outside a recording it does nothing.
+     *  [any-thread] \since 1.2 */
     void (*counter_set)(jager_counter counter, double value);
     /* ---- 1.3 (took reserved slots 0..1; NULL in an older host: check abi_minor >= 3) ---- */
     /** Ask to be told when a span begins and when it ends on every site named
@@ -249,7 +257,9 @@ typedef struct jager_host_api {
      *  [any-thread] (lock) \since 1.3 */
     jager_status (*span_hook_add)(jager_plugin_handle *self, const char *site_name, jager_span_hook_fn begin,
                                   jager_span_hook_fn end, void *arg, uint32_t *hook_out);
-    /** Remove a hook of this plugin (see span_hook_add). [any-thread] \since 1.3 */
+    /** Remove a hook of this plugin (see span_hook_add): JAGER_E_NOTFOUND for no such
+     *  hook of it; JAGER_E_STATE with a stale handle (its hooks removed at its unload).
+     *  [any-thread] \since 1.3 */
     jager_status (*span_hook_remove)(jager_plugin_handle *self, uint32_t hook);
     void *reserved[6]; /**< NULL; future minors put functions here */
 } jager_host_api;

@@ -87,7 +87,7 @@ typedef struct jager_rec_log {
 typedef struct jager_rec_counter {
     jager_record h; /**< type JAGER_EV_COUNTER, aux = counter id */
     uint64_t time_ns; /**< event time (jager_now_ns base) */
-    double value;   /**< running total (monotonic) or level (gauge) */
+    double value;   /**< the process's running total after the add (monotonic) or the level (gauge) */
 } jager_rec_counter;
 
 /**

@@ -122,7 +122,7 @@ void jager_log(jager_severity severity, const char *body, const jager_attr *attr
     jg_record_commit(t, (uint32_t)total);
 }
 
-static void counter_sample(jager_counter counter, double value)
+static void counter_sample(jager_counter counter, uint64_t time_ns, double value)
 {
     jg_tls *t;
     jager_rec_counter *r = jg_record_reserve(sizeof *r, &t);
@@ -130,7 +130,7 @@ static void counter_sample(jager_counter counter, double value)
     r->h.type = JAGER_EV_COUNTER;
     r->h.words = sizeof *r / 8;
     r->h.aux = counter;
-    r->time_ns = jg_now_ns();
+    r->time_ns = time_ns;
     r->value = value;
     jg_record_commit(t, sizeof *r);
 }
@@ -138,24 +138,30 @@ static void counter_sample(jager_counter counter, double value)
 void jager_counter_add(jager_counter counter, double delta)
 {
     if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
+    if (JG_UNLIKELY(!(delta >= 0))) return; /* a monotonic counter only grows; NaN would stick */
     jg_counter_info *c = (jg_counter_info *)jg_counter_get(counter);
     if (!c) return;
-    /* One running total shared by all threads: a CAS loop on the double's bits. */
-    uint64_t old = atomic_load_explicit(&c->total_bits, memory_order_relaxed), nw;
+    /* One running total for the whole process (reset by jager_init): a CAS loop on the
+     * double's bits. The time is read between the load and the CAS, so a sample stamped
+     * later never carries a smaller total: a CAS that succeeds saw no other add since its
+     * load, and any add that follows loads after it and stamps after it. The tools take a
+     * monotonic counter's value at any time as the latest sample's total (all threads). */
+    uint64_t old = atomic_load_explicit(&c->total_bits, memory_order_relaxed), nw, when;
     double v;
     do {
+        when = jg_now_ns_ordered();
         memcpy(&v, &old, 8);
         v += delta;
         memcpy(&nw, &v, 8);
     } while (!atomic_compare_exchange_weak_explicit(&c->total_bits, &old, nw, memory_order_relaxed, memory_order_relaxed));
-    counter_sample(counter, v);
+    counter_sample(counter, when, v);
 }
 
 void jager_counter_set(jager_counter counter, double value)
 {
     if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
     if (!jg_counter_get(counter)) return;
-    counter_sample(counter, value);
+    counter_sample(counter, jg_now_ns(), value);
 }
 
 void jager_mark(const char *name)

@@ -118,7 +118,14 @@ static jager_status host_timer_start(jager_plugin_handle *self, uint64_t interva
     return jg_plugin_timer_start(self, interval_ns, fn, arg, timer_out);
 }
 
-static jager_status host_timer_stop(jager_plugin_handle *self, uint32_t timer) { return jg_plugin_timer_stop(self, timer); }
+/* A stale handle is refused as by every function taking one (JAGER_E_STATE), before its
+ * timers (all stopped at its unload) are looked at. */
+static jager_status host_timer_stop(jager_plugin_handle *self, uint32_t timer)
+{
+    if (!jg_plugin_handle_live(self))
+        return jg_error(JAGER_E_STATE, "timer_stop: the plugin handle is not (or no longer) loaded");
+    return jg_plugin_timer_stop(self, timer);
+}
 
 static jager_status host_register_sink(jager_plugin_handle *self, const jager_sink *sink)
 {

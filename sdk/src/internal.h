@@ -148,6 +148,9 @@ typedef struct jg_counter_info {
 } jg_counter_info;
 JG_HIDDEN const jg_counter_info *jg_counter_get(jager_counter id);
 JG_HIDDEN uint32_t jg_counter_count(void);
+/** Every monotonic counter's running total back to 0: a recording's totals start at 0 (at
+ *  init, and in a forked child that starts its own recording). */
+JG_HIDDEN void jg_counters_reset_totals(void);
 
 /** 1 when \p s is snake_case ([a-z][a-z0-9_]*) of at most \p max bytes. */
 JG_HIDDEN int jg_name_is_snake(const char *s, size_t max);
@@ -614,6 +617,22 @@ static inline uint64_t jg_now_ns(void)
 {
 #if defined(__x86_64__)
     if (JG_LIKELY(jg_clock_state.use_tsc)) return jg_tsc_to_ns(__rdtsc());
+#endif
+    return jg_clock_gettime_ns();
+}
+
+/** jg_now_ns() read in program order: after every earlier load has its value, before any
+ *  later instruction starts (RDTSC alone may run early or late; the vDSO's clock_gettime
+ *  orders its own read). jager_counter_add stamps with it between its load and its CAS. */
+static inline uint64_t jg_now_ns_ordered(void)
+{
+#if defined(__x86_64__)
+    if (JG_LIKELY(jg_clock_state.use_tsc)) {
+        _mm_lfence();
+        uint64_t tsc = __rdtsc();
+        _mm_lfence();
+        return jg_tsc_to_ns(tsc);
+    }
 #endif
     return jg_clock_gettime_ns();
 }

@@ -264,6 +264,14 @@ out:
 const jg_counter_info *jg_counter_get(jager_counter id) { return id ? jg_table_get(&counters, id) : NULL; }
 uint32_t jg_counter_count(void) { return jg_table_count(&counters); }
 
+void jg_counters_reset_totals(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    uint32_t n = jg_table_count(&counters);
+    for (uint32_t i = 1; i < n; i++) atomic_store_explicit(&((jg_counter_info *)jg_table_get(&counters, i))->total_bits, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&reg_lock);
+}
+
 /* ---- event types ---- */
 #define MAX_TYPES 65536
 static _Atomic(jager_type_desc *) types[MAX_TYPES];

@@ -137,8 +137,10 @@ static void test_emits_after_stop_counted_and_named(void **st)
 }
 
 /* 3 and 4: a thread the plugin never stops calls every host function with its handle for
- * 300 ms after jager_shutdown(): nothing is read from freed memory (valgrind-unit runs this
- * file), nothing crashes, no call reaches the next run. */
+ * 300 ms after jager_shutdown(), among them its own timer, span hook and counters:
+ * each call taking the handle returns its stale-handle status (JAGER_E_STATE, NULL),
+ * emit_status JAGER_E_STATE, counter_add/set nothing; nothing is read from freed memory
+ * (valgrind-unit runs this file) and nothing crashes. */
 static void test_thread_outliving_shutdown_is_harmless(void **st)
 {
     (void)st;
@@ -160,6 +162,18 @@ static void test_thread_outliving_shutdown_is_harmless(void **st)
     assert_null(h->extension(stale, TP_PROBE_ID));
     h->log(stale, JAGER_SEV_WARN, "stale");
     h->set_error(stale, "stale");
+    assert_int_equal(h->timer_stop(stale, 1), JAGER_E_STATE);
+    uint32_t hook = 7;
+    assert_int_equal(h->span_hook_add(stale, "orphan.site", (jager_span_hook_fn)abort, NULL, NULL, &hook), JAGER_E_STATE);
+    assert_int_equal(hook, 7); /* not written */
+    assert_int_equal(h->span_hook_remove(stale, 1), JAGER_E_STATE);
+    uint64_t f2[2] = {0, 0};
+    assert_int_equal(h->emit_status(p->tick_type, 0, f2, 2), JAGER_E_STATE);
+    /* The orphan thread checked its own timer, hook, counters and the other calls once
+     * after the unload (before the next run): each returned its stale-handle status. */
+    for (int i = 0; i < 2000 && !p->value(TP_V_ORPHAN_CHECKED); i++) tu_sleep_ns(5000000);
+    assert_int_equal(p->value(TP_V_ORPHAN_CHECKED), 1);
+    assert_int_equal(p->value(TP_V_ORPHAN_BAD), 0);
     /* A new run loads a plugin into the freed slot: the stale handle still names nothing. */
     abi_start(&r, "good", TP_DIR);
     assert_null(h->config(stale, "journal"));
@@ -168,6 +182,7 @@ static void test_thread_outliving_shutdown_is_harmless(void **st)
     for (int i = 0; i < 400 && !p->value(TP_V_ORPHAN_DONE); i++) tu_sleep_ns(5000000);
     assert_int_equal(p->value(TP_V_ORPHAN_DONE), 1); /* its code stayed mapped: it ran to its end */
     assert_int_equal(p->value(TP_V_ORPHAN_CALLS), 300);
+    assert_int_equal(p->value(TP_V_ORPHAN_BAD), 0); /* nor during or after the next run */
 }
 
 /* 7: names that would collide as file names, JSON keys or labels are refused. */
@@ -287,6 +302,19 @@ static void test_timer_exact_count_and_none_after_stop(void **st)
     unsetenv("JAGER_TIMER_INTERVAL_US");
 }
 
+/* Four threads adding to one plugin counter at once (TSan re-runs this file: the host's
+ * running total is the only shared state, kept with atomics). */
+#define CT_THREADS 4
+#define CT_ADDS 1000
+static const jager_host_api *ct_host;
+static jager_counter ct_counter;
+static void *ct_adder(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < CT_ADDS; i++) ct_host->counter_add(ct_counter, 0.5);
+    return NULL;
+}
+
 /* Counters, emit_status, set_error, extension lookup. */
 static void test_counters_extension_and_status(void **st)
 {
@@ -313,6 +341,28 @@ static void test_counters_extension_and_status(void **st)
     assert_int_equal(jager_flush(), JAGER_OK);
     assert_int_equal(memsink_count(r.m, JAGER_EV_COUNTER, 1, c), 2);
     assert_int_equal(memsink_count(r.m, JAGER_EV_COUNTER, 1, m), 2);
+    /* From 4 threads at once: every add recorded, and the running total (shared by the
+     * threads) ends at exactly the sum of the deltas: 4 × 1000 × 0.5. */
+    ct_host = h;
+    ct_counter = h->counter_register(p->self, "items_done", "items", JAGER_COUNTER_MONOTONIC);
+    assert_true(ct_counter != 0);
+    pthread_t th[CT_THREADS];
+    for (int i = 0; i < CT_THREADS; i++) assert_int_equal(pthread_create(&th[i], NULL, ct_adder, NULL), 0);
+    for (int i = 0; i < CT_THREADS; i++) pthread_join(th[i], NULL);
+    assert_int_equal(jager_flush(), JAGER_OK);
+    assert_int_equal(memsink_count(r.m, JAGER_EV_COUNTER, 1, ct_counter), CT_THREADS * CT_ADDS);
+    double top = 0;
+    uint64_t halves = 0; /* Σ over samples of value × 2: each total 0.5, 1.0, …, 2000 appears once */
+    for (size_t i = 0; i < r.m->nrecs; i++) {
+        memsink_rec mr = memsink_at(r.m, i);
+        if (mr.rec->type != JAGER_EV_COUNTER || mr.rec->aux != ct_counter) continue;
+        double v = ((const jager_rec_counter *)mr.rec)->value;
+        if (v > top) top = v;
+        halves += (uint64_t)(v * 2);
+    }
+    assert_true(top == CT_THREADS * CT_ADDS * 0.5);
+    const uint64_t n = CT_THREADS * CT_ADDS;
+    assert_int_equal(halves, n * (n + 1) / 2); /* no total lost or seen twice */
     /* Extension lookup: the first plugin offering the id. */
     const tp_probe *x = h->extension(p->self, TP_PROBE_ID);
     assert_ptr_equal(x, p);

@@ -144,6 +144,18 @@ static _Atomic(uint64_t) values[TP_V_COUNT];
 static uint64_t tp_value(int which) { return which >= 0 && which < TP_V_COUNT ? atomic_load(&values[which]) : 0; }
 
 
+#if TP_KIND == TP_K_ORPHAN
+/* What the orphan holds from its run: a timer, a hook and two counters, all valid then. */
+static uint32_t orphan_timer, orphan_hook;
+static jager_counter orphan_counter, orphan_gauge;
+static void orphan_timer_fn(void *arg) { (void)arg; }
+static void orphan_hook_fn(void *arg, const jager_span_event *ev)
+{
+    (void)arg;
+    (void)ev;
+}
+#endif
+
 #if TP_KIND == TP_K_LATE || TP_KIND == TP_K_ORPHAN
 static pthread_t worker;
 static _Atomic(int) worker_stop;
@@ -159,19 +171,42 @@ static void *worker_main(void *arg)
     /* Outlives jager_shutdown() by ~300 ms, using every host function with its handle. */
     const jager_host_api *h = host;
     jager_plugin_handle *me = self;
-    {
-        uint64_t f[2] = {0, 0};
-        while (h->emit_status(tick_type, 0, f, 2) == JAGER_OK) nap_us(500); /* until the recording ends */
-    }
+    uint64_t f[2] = {0, 0};
+    while (h->emit_status(tick_type, 0, f, 2) == JAGER_OK) nap_us(500); /* until the recording ends */
+    /* Until the unload made the handle stale (a live one has no hook 0: E_NOTFOUND). */
+    for (int i = 0; i < 20000 && h->span_hook_remove(me, 0) != JAGER_E_STATE; i++) nap_us(500);
+    /* Once, before the test starts another run: each call returns its documented
+     * stale-handle status (jager_plugin.h); every miss is counted. */
+    uint32_t id = 0;
+    int bad = 0;
+    bad += h->timer_stop(me, orphan_timer) != JAGER_E_STATE;
+    bad += h->span_hook_remove(me, orphan_hook) != JAGER_E_STATE;
+    bad += h->span_hook_add(me, "orphan.site", orphan_hook_fn, orphan_hook_fn, NULL, &id) != JAGER_E_STATE;
+    bad += id != 0;
+    bad += h->extension(me, TP_PROBE_ID) != NULL;
+    bad += h->emit_status(tick_type, 0, f, 2) != JAGER_E_STATE; /* not recording: lost, counted */
+    h->counter_add(orphan_counter, 1); /* no status: nothing recorded, nothing read or written that is freed */
+    h->counter_set(orphan_gauge, 1);
+    atomic_store(&values[TP_V_ORPHAN_BAD], (uint64_t)bad);
+    atomic_store(&values[TP_V_ORPHAN_CHECKED], 1);
     for (int i = 0; i < 300; i++) {
-        uint64_t f[2] = {1, 2};
         uint16_t t = 0;
         static const jager_field_desc fd[] = {{"x", JAGER_FIELD_U64, 0}};
+        f[0] = 1;
         h->emit(tick_type, 0, f, 2);
+        (void)h->emit_status(tick_type, 0, f, 2);
         h->log(me, JAGER_SEV_INFO, "still running");
         (void)h->config(me, "journal");
         (void)h->register_type(me, TP_NAME ".late", fd, 1, &t);
         (void)h->register_sink(me, &test_sink);
+        h->counter_add(orphan_counter, 1);
+        h->counter_set(orphan_gauge, (double)i);
+        /* Whatever run is on now (the test starts another): the handle stays stale. */
+        int miss = h->timer_stop(me, orphan_timer) != JAGER_E_STATE;
+        miss += h->span_hook_add(me, "orphan.site", orphan_hook_fn, NULL, NULL, NULL) != JAGER_E_STATE;
+        miss += h->span_hook_remove(me, orphan_hook) != JAGER_E_STATE;
+        miss += h->extension(me, TP_PROBE_ID) != NULL;
+        if (miss) atomic_fetch_add(&values[TP_V_ORPHAN_BAD], (uint64_t)miss);
         atomic_fetch_add(&values[TP_V_ORPHAN_CALLS], 1);
         nap_us(1000);
     }
@@ -283,6 +318,15 @@ static jager_status tp_start(void *state)
     if (count) emit_ticks((uint32_t)strtoul(count, NULL, 10));
 #if TP_KIND == TP_K_LATE || TP_KIND == TP_K_ORPHAN
     atomic_store(&worker_stop, 0);
+#if TP_KIND == TP_K_ORPHAN
+    /* Registered before the thread starts, which reads them. */
+    jager_status os = host->timer_start(self, 1000000000u, orphan_timer_fn, NULL, &orphan_timer);
+    if (os == JAGER_OK) os = host->span_hook_add(self, "orphan.site", orphan_hook_fn, NULL, NULL, &orphan_hook);
+    if (os != JAGER_OK) return os;
+    orphan_counter = host->counter_register(self, "items", "items", JAGER_COUNTER_MONOTONIC);
+    orphan_gauge = host->counter_register(self, "level", "items", JAGER_COUNTER_GAUGE);
+    if (!orphan_counter || !orphan_gauge) return JAGER_E_INVALID;
+#endif
     if (pthread_create(&worker, NULL, worker_main, NULL) != 0) return JAGER_E_NOMEM;
 #if TP_KIND == TP_K_ORPHAN
     pthread_detach(worker); /* the bug: nobody ever stops it */

@@ -42,6 +42,8 @@ enum {
     TP_V_HOOK_AT_STOP,     /* hooks: all hook calls counted when stop was called */
     TP_V_HOOK_ID_A,        /* hooks: the id of the "hook.a" hook */
     TP_V_START_TID,        /* good, callerthread: the OS thread id start ran on */
+    TP_V_ORPHAN_CHECKED,   /* orphan: 1 once its thread checked each host call after the unload */
+    TP_V_ORPHAN_BAD,       /* orphan: host calls after the unload that did not return their stale-handle status */
     TP_V_COUNT
 };
 

@@ -1,10 +1,14 @@
 /* Logs (severity, body, attributes, open span, trace context), counters, marks, span
  * attributes and errors, plugin events and their validation. */
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -146,6 +150,84 @@ static void test_counters_and_marks(void **state)
     memsink_free(m);
 }
 
+/* A monotonic counter's total is one for the whole process: 4 threads × 1000 adds of 1
+ * give the samples 1 … 4000, each once, and in time order (a later stamp never carries a
+ * smaller total) they read 1, 2, …, 4000. Each recording starts from 0 (the total is reset
+ * at jager_init); a negative or NaN delta is ignored. */
+#define CT_THREADS 4
+#define CT_ADDS 1000
+static jager_counter ct_counter;
+
+static void *ct_adder(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < CT_ADDS; i++) {
+        jager_counter_add(ct_counter, 1);
+        if (i % 50 == 49) sched_yield(); /* interleave the threads' adds */
+    }
+    return NULL;
+}
+
+static int by_time_then_value(const void *a, const void *b)
+{
+    const jager_rec_counter *x = *(const jager_rec_counter *const *)a, *y = *(const jager_rec_counter *const *)b;
+    if (x->time_ns != y->time_ns) return x->time_ns < y->time_ns ? -1 : 1;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static double last_sample(const memsink *m, jager_counter c, size_t *n)
+{
+    double v = -1;
+    *n = 0;
+    for (size_t i = 0; i < m->nrecs; i++) {
+        memsink_rec r = memsink_at(m, i);
+        if (r.rec->type == JAGER_EV_COUNTER && r.rec->aux == c) v = ((const jager_rec_counter *)r.rec)->value, (*n)++;
+    }
+    return v;
+}
+
+static void test_counter_total_is_the_process(void **state)
+{
+    (void)state;
+    memsink *m = start();
+    ct_counter = jager_counter_register("items_done", "items", JAGER_COUNTER_MONOTONIC);
+    pthread_t t[CT_THREADS];
+    for (int i = 0; i < CT_THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, ct_adder, NULL), 0);
+    for (int i = 0; i < CT_THREADS; i++) pthread_join(t[i], NULL);
+    jager_shutdown();
+    const jager_rec_counter *s[CT_THREADS * CT_ADDS];
+    size_t n = 0;
+    for (size_t i = 0; i < m->nrecs; i++) {
+        memsink_rec r = memsink_at(m, i);
+        if (r.rec->type != JAGER_EV_COUNTER || r.rec->aux != ct_counter) continue;
+        assert_true(n < CT_THREADS * CT_ADDS);
+        s[n++] = (const jager_rec_counter *)r.rec;
+    }
+    assert_int_equal(n, CT_THREADS * CT_ADDS);
+    qsort(s, n, sizeof s[0], by_time_then_value);
+    for (size_t i = 0; i < n; i++)
+        if (s[i]->value != (double)(i + 1)) fail_msg("in time order sample %zu is %g, not %zu", i, s[i]->value, i + 1);
+    memsink_free(m);
+
+    m = start(); /* a second recording in the process: from 0 again */
+    jager_counter_add(ct_counter, 10);
+    jager_shutdown();
+    double v = last_sample(m, ct_counter, &n);
+    assert_int_equal(n, 1);
+    assert_true(v == 10);
+    memsink_free(m);
+
+    m = start();
+    jager_counter_add(ct_counter, -3);
+    jager_counter_add(ct_counter, NAN);
+    jager_counter_add(ct_counter, 5);
+    jager_shutdown();
+    v = last_sample(m, ct_counter, &n);
+    assert_int_equal(n, 1);
+    assert_true(v == 5);
+    memsink_free(m);
+}
+
 static void test_span_attrs_and_errors(void **state)
 {
     (void)state;
@@ -242,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_log_record),
         cmocka_unit_test(test_log_truncation_and_clamp),
         cmocka_unit_test(test_counters_and_marks),
+        cmocka_unit_test(test_counter_total_is_the_process),
         cmocka_unit_test(test_span_attrs_and_errors),
         cmocka_unit_test(test_plugin_emit_validated),
         cmocka_unit_test(test_stacks_and_symbols),

@@ -11,7 +11,10 @@
  * newlines, CR, tabs, Unicode, HTML, invalid UTF-8), span attributes and an error, a gauge
  * and a monotonic counter, marks, and three plugin-style event types registered through
  * the internal API: gc.pause and dispatch.compile (the bundled plugins' layouts),
- * test.sample (every field kind) and test.level (numbers only: a sampled level). 64-bit integers are printed as strings. */
+ * test.sample (every field kind) and test.level (numbers only: a sampled level). 64-bit integers are printed as strings.
+ *
+ * export_driver --spans-only OUT.jgr: a run of spans alone (no plugin event, log, counter
+ * or mark), for what the exporters say about what they left out when nothing was. */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -265,10 +268,34 @@ static void print_record(FILE *f, uint32_t thread, const jager_record *h)
     fputs("}}\n", f);
 }
 
+static int spans_only(const char *out)
+{
+    jager_config cfg;
+    jager_config_init(&cfg);
+    cfg.quiet = 1;
+    cfg.output = out;
+    if (jager_init(&cfg) != JAGER_OK) {
+        fprintf(stderr, "export_driver: jager_init: %s\n", jager_last_error());
+        return 1;
+    }
+    jager_site outer = jager_site_register("outer", "tests/export/driver.c", 10);
+    jager_site inner = jager_site_register("inner", "tests/export/driver.c", 30);
+    for (int i = 0; i < 3; i++) {
+        jager_span o = jager_span_begin(outer);
+        jager_span in = jager_span_begin(inner);
+        spin_ns(1000);
+        jager_span_end(in);
+        jager_span_end(o);
+    }
+    jager_shutdown();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--spans-only") == 0) return spans_only(argv[2]);
     if (argc != 3) {
-        fprintf(stderr, "usage: export_driver OUT.jgr EXPECTED.jsonl\n");
+        fprintf(stderr, "usage: export_driver OUT.jgr EXPECTED.jsonl | export_driver --spans-only OUT.jgr\n");
         return 1;
     }
     jager_sink ms_sink;

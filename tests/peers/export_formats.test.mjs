@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { byThread, jager, outPath, recording } from '../export/peer_common.mjs';
+import { byThread, DRIVER, jager, outPath, recording, run } from '../export/peer_common.mjs';
 
 const isInt = (v) => Number.isInteger(v);
 const ns = (us) => Math.round(us * 1000); // our ts/dur carry exactly three decimals
@@ -152,13 +152,14 @@ test('chrome: schema, lanes, spans, GC/compile tracks, counters, logs, marks, me
     assert.equal(levels[2 * i + 1].args.value, l.load);
     assert.equal(BigInt(ns(levels[2 * i].ts)) + base, BigInt(l.time_ns));
   });
-  // counters: every sample, exact values; monotonic ones per thread (id)
+  // counters: every sample, exact values; one track per counter (no per-thread id: a
+  // monotonic counter's samples are the process's running total, whatever thread adds)
   const cs = byThread(ev.filter((e) => e.ph === 'C' && e.cat === 'counter'), (e) => e.tid);
   assert.equal(cs.length, tables.get('counter').length);
   tables.get('counter').forEach((c, i) => {
     assert.equal(cs[i].name, c.name);
     assert.equal(cs[i].args.value, c.value);
-    if (c.kind === 'monotonic') assert.equal(String(cs[i].id), c.thread);
+    assert.equal(cs[i].id, undefined);
   });
   // logs and marks
   const logs = byThread(ev.filter((e) => e.ph === 'i' && e.cat === 'log'), (e) => e.tid);
@@ -229,6 +230,39 @@ test('speedscope: schema, balanced O/C per thread, durations equal the recording
   assert.deepEqual(durBySite, want);
   const outer = doc.shared.frames.find((f) => f.name === 'outer');
   assert.deepEqual(outer, { name: 'outer', file: 'tests/export/driver.c', line: 10 });
+});
+
+// ---------------------------------------------------------------- what is left out
+/** The stderr lines of an export that start with \p prefix. */
+const linesOf = (stderr, prefix) => stderr.split('\n').filter((l) => l.startsWith(prefix));
+
+test('speedscope and pprof say in one line what they left out; nothing when nothing was', () => {
+  const { jgr, tables } = recording();
+  const n = (t) => (tables.get(t) ?? []).length;
+  // The driver's plugin types: none is sampler.sample; pprof keeps gc.pause as a profile.
+  const plugin = n('test.sample') + n('test.level') + n('gc.pause') + n('dispatch.compile');
+  const core = n('log') + n('counter') + n('mark');
+  assert.ok(plugin > 0 && core > 0 && n('gc.pause') > 0, 'the driver records plugin events, logs, counters and marks');
+  let r = jager('export', '--format', 'speedscope', jgr, '-o', outPath('left.speedscope.json'));
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(linesOf(r.stderr, 'jager export speedscope: left out'), [
+    `jager export speedscope: left out ${plugin} plugin events and ${core} logs, counters and marks ` +
+      '(speedscope shows spans and sampler.sample; see jager report)']);
+  r = jager('export', '--format', 'pprof', jgr, '-o', outPath('left.pb.gz'));
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(linesOf(r.stderr, 'jager export pprof: left out'), [
+    `jager export pprof: left out ${plugin - n('gc.pause')} plugin events of 3 types ` +
+      '(pprof holds spans, gc.pause and sampler.sample; see jager summary or export csv)']);
+
+  // A run of spans alone: neither says anything.
+  const plain = outPath('spans-only.jgr');
+  const d = run(DRIVER, ['--spans-only', plain], { env: { ...process.env, JAGER_QUIET: '1' } });
+  assert.equal(d.status, 0, d.stderr);
+  for (const fmt of ['speedscope', 'pprof']) {
+    r = jager('export', '--format', fmt, plain, '-o', outPath(`spans-only-${fmt}`));
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(linesOf(r.stderr, `jager export ${fmt}:`), [], `${fmt} left nothing out: ${r.stderr}`);
+  }
 });
 
 // ---------------------------------------------------------------- CSV

@@ -162,8 +162,8 @@ static void add_counter(rt_data *d, uint32_t thread, uint32_t id, uint64_t t, do
     assert_int_equal(rt_add(d, &ev), 0);
 }
 
-/* Log bodies are escaped (no raw '<' reaches the page) and deduplicated; the monotonic
- * counter's per-thread running totals are summed; long series are binned with a range. */
+/* Log bodies are escaped (no raw '<' reaches the page) and deduplicated; long counter
+ * series are binned with a range. */
 static void logs_and_counters(void **state)
 {
     (void)state;

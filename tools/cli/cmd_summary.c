@@ -2,7 +2,7 @@
  * the nested per-site table (calls, total, % of parent, mean, p50, p99, bytes, GC %,
  * errors) of the span call tree, merged over threads or per thread, with the signature
  * breakdown of sites that saw more than one, under a header of run totals, drops and the
- * instrumentation's own cost. */
+ * instrumentation's own cost; then the program's counters (summary_counters.c). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "model.h"
 #include "summary_by.h"
 #include "summary_otel.h"
+#include "summary_counters.h"
 #include "summary_rusage.h"
 #include "model_mpi.h"
 #include "summary_mpi.h"
@@ -742,6 +743,7 @@ static int print_json(const jm_model *m, const summary_opts *o)
     printf("]");
     json_sites(m);
     json_extras(m);
+    summary_counters_json(m);
     summary_rusage_json(m);
     if (o->by && summary_by(m, o->by, 1) != 0) return -1;
     summary_otel_json(m->reader);
@@ -790,6 +792,7 @@ int cmd_summary(int argc, char **argv)
             }
             if (job && o.json && p) printf(",");
             int out = o.json ? print_json(m, &o) : print_text(m, &o);
+            if (!o.json && out == 0) summary_counters_text(m);
             if (!o.json && out == 0) summary_rusage_text(m);
             if (!o.json && out == 0 && o.by && summary_by(m, o.by, 0) != 0) out = -1;
             if (!o.json && out == 0) summary_otel_text(r);

@@ -17,7 +17,8 @@
  *   other plugin types with a `duration_ns` field: "X" on a lane named after the type;
  *                all-numeric types (gc.sample): "C" counters, one track per field named
  *                "<type>.<field>"; others: "i" instants with the fields as args
- *   counters     "C" events (monotonic counters are per-thread running totals: id = thread)
+ *   counters     "C" events, one track per counter (a monotonic one's value is the process's
+ *                running total, whatever thread sampled it)
  *   logs, marks, drops, diagnostics: "i" instants (marks process-wide)
  *   process_name / thread_name / thread_sort_index "M" metadata at the end
  *
@@ -427,9 +428,9 @@ static void on_counter(chrome_state *s, const jager_event *ev)
         snprintf(nb, sizeof nb, "counter#%u", c->h.aux);
         name = nb;
     }
+    /* One track per counter, whatever thread sampled it: a monotonic counter's sample is the
+     * process's running total, so the track's value at any time is its latest sample's. */
     begin_event(s, name, (size_t)-1, "counter", "C", ev->time_ns, ev->thread);
-    /* A monotonic counter's samples are the running total of the emitting thread. */
-    if (kind == JAGER_COUNTER_MONOTONIC) tu_buf_printf(&s->b, ",\"id\":%u", ev->thread);
     TU_PUTS(&s->b, ",\"args\":{\"value\":");
     ex_json_f64(&s->b, c->value);
     tu_buf_putc(&s->b, '}');

@@ -788,31 +788,20 @@ static void add_counter(jm_model *m, const jager_event *ev)
     if (id + 1 > m->ncounters) m->ncounters = id + 1;
     jm_counter *c = &m->counters[id];
     double v = rec->value;
+    uint64_t t = rec->time_ns;
     if (!c->samples) {
         c->id = id;
-        c->first = c->min = c->max = v;
-        c->first_ns = rec->time_ns;
+        c->first = c->last = c->min = c->max = v;
+        c->first_ns = c->last_ns = t;
     }
     c->samples++;
-    c->last = v;
-    c->last_ns = rec->time_ns;
     if (v < c->min) c->min = v;
     if (v > c->max) c->max = v;
-    /* Monotonic counters carry a per-thread running total: remember each thread's last. */
-    uint32_t k = jm_map_get(&p->counter_thread_map, id, ev->thread);
-    if (k == JM_NONE) {
-        uint32_t cap_last = p->cap_ct, cap_ctr = p->cap_ct;
-        if (jm_grow((void **)&p->ct_last, &cap_last, p->nct + 1, sizeof *p->ct_last) != 0 ||
-            jm_grow((void **)&p->ct_counter, &cap_ctr, p->nct + 1, sizeof *p->ct_counter) != 0 ||
-            jm_map_put(&p->counter_thread_map, id, ev->thread, p->nct) != 0) {
-            p->oom = 1;
-            return;
-        }
-        p->cap_ct = cap_last < cap_ctr ? cap_last : cap_ctr;
-        k = p->nct++;
-        p->ct_counter[k] = id;
-    }
-    p->ct_last[k] = v;
+    /* Threads interleave in the file by drain: first and last go by time. A monotonic
+     * counter's samples carry the process's running total, so of two samples stamped alike
+     * the larger is the later add (the report and the OTel sink order ties the same way). */
+    if (t < c->first_ns || (t == c->first_ns && v < c->first)) c->first = v, c->first_ns = t;
+    if (t > c->last_ns || (t == c->last_ns && v > c->last)) c->last = v, c->last_ns = t;
 }
 
 static void copy_view(char *dst, size_t size, const char *s, uint32_t len)
@@ -967,11 +956,9 @@ void jm_model_free(jm_model *m)
         }
         free(p->pool);
         jm_map *maps[] = {&p->gc_stack_map, &p->site_stack_map, &p->sig_map, &p->unstable_map,
-                          &p->compile_map, &p->method_map, &p->msg_map, &p->counter_thread_map,
+                          &p->compile_map, &p->method_map, &p->msg_map,
                           &p->cuda_name_map, &p->cuda_site_map, &p->psite_map};
         for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) jm_map_free(maps[i]);
-        free(p->ct_last);
-        free(p->ct_counter);
         free(p->psites);
         jm_methods_pass_free(p->code_methods);
         free(p);

@@ -253,8 +253,9 @@ typedef struct jm_counter {
     const char *name, *unit;
     uint32_t kind;          /**< jager_counter_kind */
     uint64_t samples;
-    double first, last, min, max; /**< over all samples, in file order */
-    double total;           /**< monotonic: sum over threads of each thread's last running total */
+    double first, last, min, max; /**< first and last by time (all threads), min and max of all samples */
+    double total;           /**< monotonic: the latest sample's running total (the process's, all
+                                 threads together: not a sum over threads); gauge: the last level */
     uint64_t first_ns, last_ns;
 } jm_counter;
 

@@ -368,7 +368,6 @@ static void sort_tables(jm_model *m)
 static int build_counters_and_types(jm_model *m)
 {
     jm_priv *p = m->priv;
-    for (uint32_t i = 0; i < p->nct; i++) m->counters[p->ct_counter[i]].total += p->ct_last[i];
     for (uint32_t id = 1; id < m->ncounters; id++) {
         jm_counter *c = &m->counters[id];
         const char *name = NULL, *unit = NULL;
@@ -381,7 +380,7 @@ static int build_counters_and_types(jm_model *m)
         }
         if (!c->name) c->name = "?";
         if (!c->unit) c->unit = "";
-        if (c->kind == JAGER_COUNTER_GAUGE) c->total = c->last;
+        c->total = c->last; /* monotonic: the latest sample's running total; gauge: its level */
     }
     uint32_t n = 0;
     for (uint32_t t = 0; t < 65536; t++) n += p->type_counts[t] != 0;

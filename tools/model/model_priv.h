@@ -171,13 +171,9 @@ typedef struct jm_priv {
     uint64_t type_counts[65536];
 
     jm_map gc_stack_map, site_stack_map, sig_map, unstable_map, compile_map, method_map,
-        msg_map, counter_thread_map, cuda_name_map, cuda_site_map;
+        msg_map, cuda_name_map, cuda_site_map;
     uint32_t cap_gc_stacks, cap_site_stacks, cap_sigs, cap_unstable, cap_compiles, cap_methods,
         cap_msgs, cap_counters, cap_cuda_names, cap_cuda_sites;
-    /* Per (counter, thread) last running total, index = value in counter_thread_map. */
-    double *ct_last;
-    uint32_t *ct_counter;
-    uint32_t nct, cap_ct;
     int have_stalls; /* a gc.stall was seen: spans take their GC time from stalls */
     /* gc.pause by (innermost open site, stack, requested): model_gc.c credits them to the
      * site and the sites enclosing it (the trigger stacks of every region). */

@@ -468,10 +468,13 @@ static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, con
     if (n > 1) qsort(base, n, size, cmp);
 }
 
+/* By time; at equal times the smaller value first: a monotonic counter's samples carry the
+ * process's running total, so of two adds stamped alike the larger total is the later. */
 static int sample_cmp(const void *a, const void *b)
 {
     const rt_sample *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->v < y->v ? -1 : x->v > y->v;
 }
 
 /* Nesting depth from containment, after sorting by (start, end desc): a stack of the ends

@@ -144,8 +144,9 @@ static void put_num(FILE *out, double v, int first)
     else fprintf(out, "%.10g", v);
 }
 
-/* One counter as a series: monotonic counters are per-thread running totals, summed over
- * threads; gauges are taken as they come. Long series are binned (last value, min, max). */
+/* One counter as a series, its samples in time order as they come: a monotonic counter's
+ * sample is the process's running total (all threads: never summed over threads), a
+ * gauge's its level. Long series are binned (last value, min, max). */
 static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, const rt_json_ctx *jc)
 {
     uint64_t t0 = jc->t0;
@@ -180,10 +181,6 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, cons
     fputs(",\"unit\":", out);
     tu_json_str(out, unit ? unit : "", (size_t)-1);
     fprintf(out, ",\"kind\":\"%s\"", kind == JAGER_COUNTER_MONOTONIC ? "monotonic" : "gauge");
-    size_t nthreads = 1;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->s[i].thread >= nthreads) nthreads = (size_t)c->s[i].thread + 1;
-    double *last = calloc(nthreads, sizeof *last), sum = 0;
     uint64_t tmin = c->s[0].t, tmax = c->s[c->n - 1].t;
     uint32_t bins = d->o.counter_bins;
     int binned = c->n > bins && tmax > tmin;
@@ -197,17 +194,11 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, cons
         long cur_bin = -1;
         double lo = 0, hi = 0, val = 0, bv = 0;
         uint64_t bt = 0;
-        sum = 0;
-        if (last) memset(last, 0, nthreads * sizeof *last);
         for (size_t i = 0; i <= c->n; i++) {
             long bin = -2;
             if (i < c->n) {
                 const rt_sample *s = &c->s[i];
-                if (kind == JAGER_COUNTER_MONOTONIC && last && s->thread < nthreads) {
-                    sum += s->v - last[s->thread];
-                    last[s->thread] = s->v;
-                    val = sum;
-                } else val = s->v;
+                val = s->v;
                 if (!binned) {
                     if (key == 0) put_delta(out, mt(jc, s->t) < t0 ? t0 : mt(jc, s->t), &prev, first);
                     else put_num(out, val, first);
@@ -232,7 +223,6 @@ static void write_counter(const rt_data *d, const rt_counter *c, FILE *out, cons
         }
         fputs("]", out);
     }
-    free(last);
     fputs("}", out);
 }
 
