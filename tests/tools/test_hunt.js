@@ -172,8 +172,9 @@ for (const mode of ['ordinal', 'attr', 'path']) {
   const t = tails[0];
   check(tails.length === 1 && /with region = 3:/.test(t.title) && t.evidence.group === 1 && t.evidence.calls === 40,
     `split attrtail: one slow_region in the region = 3 group of 40 calls (${tails.map((x) => x.title)})`);
-  // a loaded machine may stretch a few more of the group's calls past 4x its median
-  check(drawn >= 4 && t && t.evidence.slow_calls >= drawn && t.evidence.slow_calls <= drawn + 4,
+  // a loaded machine may stretch a few more of the group's calls past 4x its median, or the
+  // typical ones enough that a few of the 10x calls fall under it
+  check(drawn >= 4 && t && t.evidence.slow_calls >= drawn - 3 && t.evidence.slow_calls <= drawn + 4,
     `split attrtail: the ${drawn} calls made 10x slower are the group's tail (${t && t.evidence.slow_calls})`);
 }
 {
