@@ -113,7 +113,8 @@ static void input_split(const jm_model *m, hunt_list *l, uint32_t id)
 
 /* The tail inside one group of a split (model_split.c): the split explains why one set of
  * calls is slower than the rest, not why some calls of that set are slower than their peers.
- * The same thresholds as a site's, on the group's own calls and median. */
+ * The same thresholds as a site's, on the group's own calls and median; the excess must
+ * also be that share of the site's time. */
 static void group_tails(const jm_model *m, hunt_list *l, uint32_t id, double *key, size_t from)
 {
     const jm_site *s = &m->sites[id];
@@ -122,7 +123,12 @@ static void group_tails(const jm_model *m, hunt_list *l, uint32_t id, double *ke
         const struct jm_split_group *x = &sp->group[g];
         if (x->calls < SLOW_MIN_CALLS || x->tail_calls < SLOW_MIN_TAIL_CALLS) continue;
         if ((double)x->tail_calls < SLOW_MIN_TAIL_SHARE * (double)x->calls) continue;
-        if (x->tail_excess_ns < SLOW_MIN_EXCESS_SHARE * x->total_ns) continue;
+        /* … and the excess a share of the whole site's time, not only of the group's: a
+         * group of tiny calls (the fast side of a split) is where a loaded machine's
+         * preemptions make a tail of their own, worth nothing beside the site's time */
+        if (x->tail_excess_ns < SLOW_MIN_EXCESS_SHARE * x->total_ns ||
+            x->tail_excess_ns < SLOW_MIN_EXCESS_SHARE * (double)s->total_ns)
+            continue;
         double cost = x->tail_excess_ns * (s->total_ns ? hunt_site_time(s) / (double)s->total_ns : 1.0);
         hunt_finding *f = hunt_add(l, HUNT_SLOW_REGION, 1, cost, m);
         if (!f) return;
