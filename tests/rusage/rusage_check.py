@@ -9,6 +9,14 @@
                 runnable threads than cores, started here) is `descheduled` with most of its
                 wall time waiting for the CPU, and no slow_region is said about it; alone, it
                 is not descheduled.
+  desched_barrier
+                two threads work between barriers, one pinned to CPU 0 beside three busy
+                processes, the other to CPU 1 (CPU 0 too on a one-CPU box); the crowded one
+                also has twice the CPU work, so it arrives late even on a machine loaded
+                as a whole, and without rusage the hunt says load_imbalance at the wait. With
+                it: `descheduled` at the work, and the load_imbalance withheld (the wall
+                times were the machine's; it cannot tell how much was the code's) — none in
+                the list, and the descheduled finding counts and names it.
 
 usage: rusage_check.py JAGER_CLI WORKLOAD PLUGIN_DIR OUT_DIR CASE"""
 import json
@@ -108,5 +116,35 @@ elif case == "descheduled":
         if of(hunt(quiet), "descheduled", "compute"):
             fail("descheduled without any competition")
     print(f"ok: descheduled compute, {share:.0f} % of its wall time waiting, CPU {cpu / 1e6:.0f} ms of {wall / 1e6:.0f} ms")
+elif case == "desched_barrier":
+    cpus = os.sched_getaffinity(0)
+    if 0 not in cpus:
+        print("skip: CPU 0 is not ours")
+        sys.exit(0)
+    other = "1" if 1 in cpus else "0"
+    hogs = [subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"]) for _ in range(3)]
+    try:
+        path, _ = record("barrier", ["barrier", "15", "40", "20", "0", other])
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    got = hunt(path)
+    kinds = [(f["kind"], f["location"].get("function")) for f in got]
+    if [f for f in got if f["kind"] == "load_imbalance"]:
+        fail(f"a load_imbalance was said about threads that waited for a CPU: {kinds}")
+    d = of(got, "descheduled", "work")
+    if len(d) != 1:
+        fail(f"one descheduled finding at work expected, got {kinds}")
+    share = ev(d[0], "runq_share")
+    if share < 25:
+        fail(f"run-queue share {share:.0f} % at work: the crowding did not take")
+    withheld = [x for x in d[0]["details"] if x.startswith("withheld: load_imbalance")]
+    if ev(d[0], "withheld_load_imbalance") < 1 or not withheld:
+        fail(f"the imbalance the wait showed is not named as withheld: {d[0]['evidence']} {d[0]['details']}")
+    # spans before the plugin's first reading of a thread or after its last are not covered
+    if not 15 <= ev(d[0], "spans_covered") <= 30:
+        fail(f"{ev(d[0], 'spans_covered')} of 30 work spans covered by the readings")
+    print(f"ok: descheduled work ({share:.0f} % waiting for a CPU), {withheld[0]}")
 else:
     fail("unknown case " + case)

@@ -112,7 +112,7 @@ if (h5 && s5) {
 }
 
 // Slow calls that are designed work (rec_split): the 3rd call of `eos` in every cycle, or the
-// calls with region = 3, are 20x the others — "calls differ by input", a note, no slow tail;
+// calls with region = 3, are 100x the others — "calls differ by input", a note, no slow tail;
 // the same share of slow calls at random places is a slow tail.
 function recordSplit(mode) {
   const out = tmp(`split-${mode}.jgr`);
@@ -156,6 +156,26 @@ for (const mode of ['ordinal', 'attr', 'path']) {
   if (g && g[0].value !== '3') console.log(`note: region ${g[0].value} outweighed region 3 on this (loaded) run`);
   const nb = jagerJson(['summary', '--by', 'no_such_key', recordSplit('attr')]).json;
   check(nb && nb.by.groups.length === 0, 'summary --by an absent key: no groups');
+}
+{
+  // A split hides the tail across groups, not inside one: region 3's calls split off (100x),
+  // and a pseudo-random quarter of them 10x slower again (rec_split prints how many) is a
+  // slow_region naming that group.
+  const out = tmp('split-attrtail.jgr');
+  const r = run(process.env.REC_SPLIT, ['attrtail', out]);
+  if (r.code !== 0) throw new Error(`rec_split attrtail failed (${r.code}): ${r.err}`);
+  const drawn = parseInt(r.out, 10);
+  const { json: ha } = jagerJson(['hunt', '--min-pct', '0', out]);
+  const note = ha && find(ha, 'calls_differ_by_input', 'eos');
+  check(!!note && /region = 3/.test(note.title), `split attrtail: still a note that calls differ by region (${note && note.title})`);
+  const tails = ha ? ha.findings.filter((f) => f.kind === 'slow_region' && f.location.function === 'eos') : [];
+  const t = tails[0];
+  check(tails.length === 1 && /with region = 3:/.test(t.title) && t.evidence.group === 1 && t.evidence.calls === 40,
+    `split attrtail: one slow_region in the region = 3 group of 40 calls (${tails.map((x) => x.title)})`);
+  // a loaded machine may stretch a few more of the group's calls past 4x its median, or the
+  // typical ones enough that a few of the 10x calls fall under it
+  check(drawn >= 4 && t && t.evidence.slow_calls >= drawn - 3 && t.evidence.slow_calls <= drawn + 4,
+    `split attrtail: the ${drawn} calls made 10x slower are the group's tail (${t && t.evidence.slow_calls})`);
 }
 {
   const { json: ht } = jagerJson(['hunt', recordSplit('tail')]);

@@ -26,8 +26,9 @@ static int descheduled(const jm_site_rusage *u)
 }
 
 /* The speed findings (slow regions, imbalance) at descheduled sites leave the list: the time
- * they name was the machine's. Each gone title is kept in \p gone[site] (first one only) and
- * counted in \p ngone[site]. */
+ * they name was the machine's. The first gone title of each kind is kept in
+ * \p gone[site * 2 + (imbalance ? 1 : 0)] and each kind counted in \p ngone likewise, so the
+ * descheduled finding can name both (a late thread's slow calls and the others' wait). */
 static void withhold(const jm_model *m, hunt_list *l, char **gone, uint32_t *ngone)
 {
     size_t k = 0;
@@ -35,9 +36,9 @@ static void withhold(const jm_model *m, hunt_list *l, char **gone, uint32_t *ngo
         hunt_finding *f = &l->items[i];
         int speed = f->kind == HUNT_SLOW_REGION || f->kind == HUNT_LOAD_IMBALANCE;
         if (speed && f->site && f->site < m->nsites && descheduled(&m->rusage.sites[f->site])) {
-            if (!ngone[f->site]++) {
-                gone[f->site] = hunt_fmt(l, "withheld: %s — %s", hunt_kind_name(f->kind), f->title ? f->title : "");
-            }
+            size_t at = (size_t)f->site * 2 + (f->kind == HUNT_LOAD_IMBALANCE);
+            if (!ngone[at]++)
+                gone[at] = hunt_fmt(l, "withheld: %s — %s", hunt_kind_name(f->kind), f->title ? f->title : "");
             hunt_finding_free(f);
             continue;
         }
@@ -50,8 +51,8 @@ void hunt_rule_descheduled(const jm_model *m, hunt_list *l)
 {
     const jm_rusage *ru = &m->rusage;
     if (!ru->present || !ru->has_runq) return;
-    char **gone = calloc(m->nsites, sizeof *gone);
-    uint32_t *ngone = calloc(m->nsites, sizeof *ngone);
+    char **gone = calloc((size_t)m->nsites * 2, sizeof *gone);
+    uint32_t *ngone = calloc((size_t)m->nsites * 2, sizeof *ngone);
     if (!gone || !ngone) {
         free(gone);
         free(ngone);
@@ -81,13 +82,16 @@ void hunt_rule_descheduled(const jm_model *m, hunt_list *l)
         hunt_ev(f, "runq_share", 100.0 * runq / u->wall_ns, "%");
         hunt_ev(f, "involuntary_switches", u->incl[JM_RU_IVCSW], "count");
         hunt_ev(f, "spans_covered", (double)u->spans, "count");
-        hunt_ev(f, "withheld", (double)ngone[s], "count");
-        if (gone[s]) {
-            hunt_detail(l, f, "%s", gone[s]);
-            if (ngone[s] > 1) hunt_detail(l, f, "… and %u more", ngone[s] - 1);
+        hunt_ev(f, "withheld", (double)(ngone[2 * s] + ngone[2 * s + 1]), "count");
+        hunt_ev(f, "withheld_load_imbalance", (double)ngone[2 * s + 1], "count");
+        for (uint32_t kind = 0; kind < 2; kind++) {
+            uint32_t n = ngone[2 * s + kind];
+            if (!gone[2 * s + kind]) continue;
+            hunt_detail(l, f, "%s", gone[2 * s + kind]);
+            if (n > 1) hunt_detail(l, f, "… and %u more %s", n - 1, kind ? "load_imbalance" : "slow_region");
         }
     }
-    for (uint32_t s = 0; s < m->nsites; s++) free(gone[s]);
+    for (size_t s = 0; s < (size_t)m->nsites * 2; s++) free(gone[s]);
     free(gone);
     free(ngone);
     /* One finding per descheduled stretch: a region inside another descheduled one says the

@@ -111,10 +111,61 @@ static void input_split(const jm_model *m, hunt_list *l, uint32_t id)
     if (sp->kind == JM_SPLIT_ORDINAL) hunt_ev(f, "parents", (double)sp->parents, "count");
 }
 
+/* The tail inside one group of a split (model_split.c): the split explains why one set of
+ * calls is slower than the rest, not why some calls of that set are slower than their peers.
+ * The same thresholds as a site's, on the group's own calls and median; the excess must
+ * also be that share of the site's time. */
+static void group_tails(const jm_model *m, hunt_list *l, uint32_t id, double *key, size_t from)
+{
+    const jm_site *s = &m->sites[id];
+    const jm_split *sp = &m->splits[id];
+    for (int g = 0; g < 2; g++) {
+        const struct jm_split_group *x = &sp->group[g];
+        if (x->calls < SLOW_MIN_CALLS || x->tail_calls < SLOW_MIN_TAIL_CALLS) continue;
+        if ((double)x->tail_calls < SLOW_MIN_TAIL_SHARE * (double)x->calls) continue;
+        /* … and the excess a share of the whole site's time, not only of the group's: a
+         * group of tiny calls (the fast side of a split) is where a loaded machine's
+         * preemptions make a tail of their own, worth nothing beside the site's time */
+        if (x->tail_excess_ns < SLOW_MIN_EXCESS_SHARE * x->total_ns ||
+            x->tail_excess_ns < SLOW_MIN_EXCESS_SHARE * (double)s->total_ns)
+            continue;
+        double cost = x->tail_excess_ns * (s->total_ns ? hunt_site_time(s) / (double)s->total_ns : 1.0);
+        hunt_finding *f = hunt_add(l, HUNT_SLOW_REGION, 1, cost, m);
+        if (!f) return;
+        key[l->n - 1 - from] = cost;
+        hunt_at_site(f, m, id);
+        char grp[192], a[32], b[32], c[32];
+        if (sp->kind == JM_SPLIT_ATTRIBUTE)
+            snprintf(grp, sizeof grp, "%s %s %s", sp->key, g ? "=" : "≠", sp->value);
+        else
+            snprintf(grp, sizeof grp, "%s", g ? "the slow call(s) under each parent" : "the other calls under each parent");
+        f->title = hunt_fmt(l, "slow calls in `%s` with %s: %llu of its %llu calls took over %dx the group's median "
+                               "(p50 %s, max %s), %s beyond the group's typical call (%.1f%% of the run)",
+                            s->name, grp, (unsigned long long)x->tail_calls, (unsigned long long)x->calls, JM_TAIL_FACTOR,
+                            hunt_ns(a, sizeof a, (double)x->p50_ns), hunt_ns(b, sizeof b, (double)x->max_ns),
+                            hunt_ns(c, sizeof c, cost), f->pct_of_run);
+        f->hint = hunt_fmt(l, "The calls of `%s` differ by input (see the calls_differ_by_input note), and within the "
+                              "group with %s some calls are still far slower than their peers: find what those calls do "
+                              "differently (a data-dependent slow path, I/O, lock waits, page faults). `jager summary --by "
+                              "KEY` shows the group apart.",
+                           s->name, grp);
+        hunt_detail(l, f, "group: %s", grp);
+        hunt_ev(f, "group", (double)g, "");
+        hunt_ev(f, "calls", (double)x->calls, "count");
+        hunt_ev(f, "slow_calls", (double)x->tail_calls, "count");
+        hunt_ev(f, "p50_ns", (double)x->p50_ns, "ns");
+        hunt_ev(f, "max_ns", (double)x->max_ns, "ns");
+        hunt_ev(f, "total_ns", x->total_ns, "ns");
+        hunt_ev(f, "excess_ns", cost, "ns");
+        hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
+    }
+}
+
 void hunt_rule_slow_regions(const jm_model *m, hunt_list *l)
 {
     size_t from = l->n;
-    double *key = calloc(m->nsites ? m->nsites : 1, sizeof *key);
+    /* at most three findings a site: a split's note and a slow_region per group */
+    double *key = calloc(m->nsites ? (size_t)m->nsites * 3 : 1, sizeof *key);
     if (!key) {
         l->oom = 1;
         return;
@@ -126,6 +177,7 @@ void hunt_rule_slow_regions(const jm_model *m, hunt_list *l)
         if (s->tail_excess_ns < SLOW_MIN_EXCESS_SHARE * (double)s->total_ns) continue;
         if (m->splits && m->splits[id].kind != JM_SPLIT_NONE) {
             input_split(m, l, id);
+            group_tails(m, l, id, key, from);
             continue;
         }
         /* Under recursion total_ns counts nested calls twice: scale the excess to the site's own time. */
@@ -277,7 +329,8 @@ static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, int re
 static size_t gc_regions(const jm_model *m, hunt_list *l, int requested)
 {
     size_t from = l->n;
-    double *key = calloc(m->nsites ? m->nsites : 1, sizeof *key);
+    /* at most three findings a site: a split's note and a slow_region per group */
+    double *key = calloc(m->nsites ? (size_t)m->nsites * 3 : 1, sizeof *key);
     if (!key) {
         l->oom = 1;
         return 0;
@@ -320,7 +373,8 @@ void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l)
 void hunt_rule_allocations(const jm_model *m, hunt_list *l)
 {
     size_t from = l->n;
-    double *key = calloc(m->nsites ? m->nsites : 1, sizeof *key);
+    /* at most three findings a site: a split's note and a slow_region per group */
+    double *key = calloc(m->nsites ? (size_t)m->nsites * 3 : 1, sizeof *key);
     if (!key) {
         l->oom = 1;
         return;

@@ -670,6 +670,11 @@ static void add_plugin(jm_model *m, const jager_event *ev)
         if (!strcmp(role, "barrier_wait") || !strcmp(role, "lock_wait")) a->role |= JM_SITE_ROLE_WAIT;
         else if (!strcmp(role, "region")) a->role |= JM_SITE_ROLE_REGION;
         else if (!strcmp(role, "work")) a->role |= JM_SITE_ROLE_WORK;
+        if (strcmp(role, "region") != 0 && p->fields[R][JP_ROLE_REGION] >= 0) {
+            uint64_t r = field(p, R, rec, JP_ROLE_REGION);
+            uint32_t s = (uint32_t)field(p, R, rec, JP_ROLE_SITE);
+            if (r && r != s && r < UINT32_MAX) a->region = (uint32_t)r;
+        }
         break;
     }
     case JM_ROLE_SAMPLE:

@@ -392,6 +392,13 @@ typedef struct jm_split {
     uint32_t path_parent;      /**< PATH: the calls made under this site are the slow ones */
     uint64_t path_calls;       /**< PATH: the calls on those paths */
     uint64_t slow, calls;      /**< slow calls (over JM_TAIL_FACTOR × p50) and calls, from the events */
+    /** ORDINAL, ATTRIBUTE: the two groups the split makes (0: the other calls, 1: the slow
+     * set), each with its own tail (calls over JM_TAIL_FACTOR × the group's median), so a
+     * real tail inside one group is not hidden by the split. PATH: not filled (calls 0). */
+    struct jm_split_group {
+        uint64_t calls, tail_calls, p50_ns, max_ns;
+        double total_ns, tail_excess_ns;
+    } group[2];
 } jm_split;
 
 /** Calls of one site with one value of one span attribute (model_attrs.c). */

@@ -44,6 +44,49 @@ static int by_thread_index(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* The region site a top-level node of a thread's tree belongs under (an OpenMP worker's
+ * `omp work` or join barrier: site_role's region field), or 0. */
+static uint32_t adopting_region(const jm_model *m, const jm_node *n)
+{
+    const jm_priv *p = m->priv;
+    return n->site < p->nacc ? p->acc[n->site].region : 0;
+}
+
+/* The merged tree's node of \p site with the most calls (its main path), or JM_NONE. */
+static uint32_t main_node_of(const jm_tree *t, uint32_t site)
+{
+    uint32_t best = JM_NONE;
+    for (uint32_t i = 1; i < t->count; i++)
+        if (t->nodes[i].site == site && (best == JM_NONE || t->nodes[i].calls > t->nodes[best].calls)) best = i;
+    return best;
+}
+
+/* Worker threads' top-level `omp work` and join-barrier rows go under their region's node
+ * (the one with the most calls when the region runs on several paths), after every thread's
+ * own rows are in: the region's self time is its own thread's (excl_ns per call), while its
+ * children add up the team's thread time. Rows whose region never ran as a span stay on top. */
+static int adopt_workers(jm_model *m)
+{
+    for (uint32_t i = 0; i < m->nthreads; i++) {
+        const jm_tree *t = &m->threads[i].tree;
+        for (uint32_t c = t->nodes[0].first_child; c != JM_NONE; c = t->nodes[c].next_sibling) {
+            uint32_t r = adopting_region(m, &t->nodes[c]);
+            if (!r) continue; /* merged by merge_threads */
+            uint32_t at = main_node_of(&m->merged, r);
+            if (at == JM_NONE) at = 0;
+            if (jm_tree_merge(&m->merged, at, t, c) != 0) return -1;
+            if (at) { /* no longer a top-level span of the merged tree */
+                jm_node *root = &m->merged.nodes[0];
+                root->calls -= t->nodes[c].calls;
+                root->incl_ns -= t->nodes[c].incl_ns;
+                root->bytes -= t->nodes[c].bytes;
+                root->errors -= t->nodes[c].errors;
+            }
+        }
+    }
+    return 0;
+}
+
 static int merge_threads(jm_model *m)
 {
     /* Building state (slots) is gone by now: present threads in index order. */
@@ -58,7 +101,10 @@ static int merge_threads(jm_model *m)
         root->errors += tr->errors;
         root->gc_ns += tr->gc_ns;
         root->gc_pauses += tr->gc_pauses;
-        if (jm_tree_merge_children(&m->merged, 0, t) != 0) return -1;
+        for (uint32_t c = t->nodes[0].first_child; c != JM_NONE; c = t->nodes[c].next_sibling)
+            if (!adopting_region(m, &t->nodes[c]) && jm_tree_merge(&m->merged, 0, t, c) != 0) return -1;
+        m->merged.folded_calls += t->folded_calls;
+        m->merged.unrecorded += t->unrecorded;
         root = &m->merged.nodes[0];
         uint64_t os_tid = 0;
         const char *name = NULL;
@@ -68,7 +114,7 @@ static int merge_threads(jm_model *m)
         }
         if (m->threads[i].first_ns == UINT64_MAX) m->threads[i].first_ns = 0;
     }
-    return 0;
+    return adopt_workers(m);
 }
 
 /* Percentile from the event histogram: the middle of the bucket holding the q-th call. */

@@ -127,6 +127,7 @@ typedef struct jm_site_acc {
     uint64_t site_time_gc_ns, site_time_pauses; /* gc.site_time */
     uint64_t req_ns, req_pauses; /* overlap of requested collections (GC.gc()) */
     uint32_t role;       /* JM_SITE_ROLE_* from site_role events */
+    uint32_t region;     /* a work or join-barrier site's region site (site_role's region), 0 none */
     int seen;
 } jm_site_acc;
 

@@ -7,7 +7,11 @@
  * there were and how many of them were slow. A split is stable when one set of ordinals (or
  * one attribute value) holds nearly every slow call and nearly all its calls are slow, while
  * the other calls almost never are, over at least JM_SPLIT_MIN_PARENTS parents. A tail of
- * calls slow at random places (a lock, a cache, preemption) has no such set. */
+ * calls slow at random places (a lock, a cache, preemption) has no such set.
+ *
+ * A split hides the site's tail, not the tail inside each group: a third pass collects the
+ * durations of the calls of each ordinal or attribute split, per group, for the group's own
+ * median and tail (jm_split.group). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +38,15 @@ typedef struct attr_val {
     count2 c;
 } attr_val;
 
+typedef struct durs {
+    uint64_t *d;
+    size_t n, cap;
+} durs;
+
 typedef struct cand {
     uint64_t threshold_ns; /* slow above this */
+    const jm_split *split; /* the group pass: the split found (NULL: not collected) */
+    durs group[2];         /* … and the durations of its two groups */
     count2 ord[ORD_CAP];
     uint64_t parents, slow_total, calls;
     attr_val vals[VALS_CAP];
@@ -67,6 +78,7 @@ typedef struct pass {
     size_t ord_cap, ord_n;
     pend *buckets[4096];
     const jager_reader *reader; /* for interned string attributes */
+    int grouping;               /* the group pass (durations per split group) */
 } pass;
 
 /* The ordinal (0-based) of this call of site under parent instance pkey, or -1 (unknown). */
@@ -167,6 +179,39 @@ static void count_value(cand *c, const char *k, const char *v, int slow)
     c->vals[i].c.slow += (uint64_t)slow;
 }
 
+static int push(durs *g, uint64_t d)
+{
+    if (g->n == g->cap) {
+        size_t c = g->cap ? g->cap * 2 : 256;
+        uint64_t *n = realloc(g->d, c * sizeof *n);
+        if (!n) return -1;
+        g->d = n;
+        g->cap = c;
+    }
+    g->d[g->n++] = d;
+    return 0;
+}
+
+/* The group pass: which side of its split this call is on, and its duration. */
+static int on_span_grouped(pass *p, const jager_event *ev)
+{
+    const jager_rec_span *r = (const jager_rec_span *)ev->rec;
+    cand *c = p->c[r->h.aux];
+    if (!c || !c->split) return 0;
+    int in = 0;
+    if (c->split->kind == JM_SPLIT_ORDINAL) {
+        int k = r->parent_id ? ordinal(p, (uint64_t)ev->thread << 32 | r->parent_id, r->h.aux, 0) : -1;
+        if (k < 0) return 0;
+        in = (int)(c->split->ordinals >> (k < ORD_CAP ? k : ORD_CAP - 1) & 1);
+    } else {
+        pend *a = take_attrs(p, (uint64_t)ev->thread << 32 | r->span_id);
+        for (uint32_t i = 0; a && i < a->n; i++)
+            in |= !strcmp(a->k[i], c->split->key) && !strcmp(a->v[i], c->split->value);
+        free(a);
+    }
+    return push(&c->group[in], r->end_ns - r->start_ns);
+}
+
 static void on_span(pass *p, const jager_event *ev)
 {
     const jager_rec_span *r = (const jager_rec_span *)ev->rec;
@@ -254,6 +299,71 @@ static uint32_t path_split(const cand *c, uint64_t *pcalls)
     return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One group's median and tail, the way model_finish.c judges a site's (exact durations here). */
+static void group_stats(durs *g, struct jm_split_group *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!g->n) return;
+    qsort(g->d, g->n, sizeof *g->d, cmp_u64);
+    out->calls = g->n;
+    out->p50_ns = g->d[(g->n - 1) / 2];
+    out->max_ns = g->d[g->n - 1];
+    uint64_t cut = out->p50_ns * JM_TAIL_FACTOR;
+    for (size_t i = 0; i < g->n; i++) {
+        out->total_ns += (double)g->d[i];
+        if (out->p50_ns && g->d[i] >= cut) {
+            out->tail_calls++;
+            out->tail_excess_ns += (double)(g->d[i] - out->p50_ns);
+        }
+    }
+}
+
+static void pass_reset(pass *p)
+{
+    p->ord_n = 0;
+    jm_map_free(&p->ord_map);
+    memset(&p->ord_map, 0, sizeof p->ord_map);
+    for (int b = 0; b < 4096; b++) {
+        for (pend *e = p->buckets[b], *n; e; e = n) {
+            n = e->next;
+            free(e);
+        }
+        p->buckets[b] = NULL;
+    }
+}
+
+/* The third pass: the durations of each ordinal or attribute split's two groups. */
+static int group_pass(jm_model *m, pass *p)
+{
+    int any = 0;
+    for (uint32_t s = 1; s < m->nsites; s++)
+        if (p->c[s] && (m->splits[s].kind == JM_SPLIT_ORDINAL || m->splits[s].kind == JM_SPLIT_ATTRIBUTE)) {
+            p->c[s]->split = &m->splits[s];
+            any = 1;
+        }
+    if (!any) return 0;
+    pass_reset(p);
+    p->grouping = 1;
+    if (jager_reader_rewind(m->reader) != JAGER_OK) return 0;
+    jager_event ev;
+    while (jager_reader_next(m->reader, &ev) == 1) {
+        size_t bytes = (size_t)ev.rec->words * 8u;
+        if (ev.rec->aux >= m->nsites) continue;
+        if (ev.type == JAGER_EV_SPAN_ATTR && bytes >= sizeof(jager_rec_span_attr)) on_attrs(p, &ev);
+        else if (ev.type == JAGER_EV_SPAN && bytes >= sizeof(jager_rec_span) && on_span_grouped(p, &ev)) return -1;
+    }
+    for (uint32_t s = 1; s < m->nsites; s++)
+        if (p->c[s] && p->c[s]->split)
+            for (int g = 0; g < 2; g++) group_stats(&p->c[s]->group[g], &m->splits[s].group[g]);
+    return 0;
+}
+
 int jm_split_finish(jm_model *m)
 {
     if (m->nsites < 2) return 0;
@@ -306,9 +416,12 @@ int jm_split_finish(jm_model *m)
         out->slow = c->slow_total;
         out->calls = c->calls;
     }
-    rc = 0;
+    rc = group_pass(m, &p);
 out:
-    for (uint32_t s = 0; p.c && s < m->nsites; s++) free(p.c[s]);
+    for (uint32_t s = 0; p.c && s < m->nsites; s++) {
+        if (p.c[s]) free(p.c[s]->group[0].d), free(p.c[s]->group[1].d);
+        free(p.c[s]);
+    }
     free(p.c);
     free(p.cands);
     free(p.ord);

@@ -30,7 +30,7 @@ static const jp_event cuda_events[JP_CUDA_NEVENTS] = {
 };
 
 static const jp_event openmp_events[JP_OPENMP_NEVENTS] = {
-    [JP_OPENMP_SITE_ROLE] = {"openmp.site_role", {"site", "role", "kind"}},
+    [JP_OPENMP_SITE_ROLE] = {"openmp.site_role", {"site", "role", "kind", "region"}},
 };
 
 static const jp_event sampler_events[JP_SAMPLER_NEVENTS] = {

@@ -73,7 +73,7 @@ extern const jp_plugin jp_cuda;
 enum jp_openmp_event { JP_OPENMP_SITE_ROLE, JP_OPENMP_NEVENTS };
 /** openmp.site_role: what a site measures (docs/openmp.md). Any plugin's "<name>.site_role"
  *  with these fields is read the same way. */
-enum { JP_ROLE_SITE, JP_ROLE_ROLE, JP_ROLE_KIND };
+enum { JP_ROLE_SITE, JP_ROLE_ROLE, JP_ROLE_KIND, JP_ROLE_REGION };
 extern const jp_plugin jp_openmp;
 /** 1 if \p type_name is a "<plugin>.site_role" type. */
 int jp_is_site_role(const char *type_name);
