@@ -6,7 +6,7 @@
  * that a collector thread drains into sinks (a compressed `.jgr` file, OTLP, plugins).
  *
  * Reading order: export macro, version, status codes, configuration, lifecycle, clock,
- * sites and spans, statistics, logs, counters and marks, W3C trace context, run metadata,
+ * sites and spans, statistics, logs, counters and marks, tasks, W3C trace context, run metadata,
  * stacks and symbols, extensions, convenience macros.
  *
  * Every pointer parameter says who owns it: "copied" (the library keeps its own copy),
