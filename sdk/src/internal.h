@@ -470,6 +470,9 @@ JG_HIDDEN uint32_t jg_hist_bucket(uint64_t ns);
 /** jager_now_ns() when the run began (jager_init): a span that began before it is an
  *  earlier run's. */
 extern _Atomic(uint64_t) jg_run_start_ns JG_HIDDEN;
+/** host->span_end_ns: end \p span at \p end_ns, a jager_now_ns() value taken earlier (an end
+ *  reported late); an end before the start counts as no time. [any-thread] */
+JG_HIDDEN void jg_span_end_ns(jager_span span, uint64_t end_ns);
 
 /* ---- span_hooks.c ---- */
 /** Call hook slots \p mask's begin (\p end 0) or end callbacks for \p ev's site. */
