@@ -158,12 +158,9 @@ static int add_gc_attrs(rt_data *d, const uint8_t *a, const uint8_t *ae, uint64_
 {
     jager_attr_view v;
     while (a && a < ae && jager_attr_next(&a, ae, &v) == 1) {
-        if (v.kind != JAGER_ATTR_I64 || v.key_len < 4 || memcmp(v.key, "gc.", 3)) continue;
-        for (uint32_t i = 0; i < RT_JGC_SERIES; i++)
-            if (strlen(jp_julia_gc_keys[i]) == v.key_len && !memcmp(jp_julia_gc_keys[i], v.key, v.key_len)) {
-                if (push_sample(d, RT_JGC_SERIES_ID + i, t, (double)v.i64, thread)) return -1;
-                break;
-            }
+        int i = v.kind == JAGER_ATTR_I64 ? jp_julia_gc_key(v.key, v.key_len) : -1;
+        if (i >= 0 && i < RT_JGC_SERIES && push_sample(d, RT_JGC_SERIES_ID + (uint32_t)i, t, (double)v.i64, thread))
+            return -1;
     }
     return 0;
 }
