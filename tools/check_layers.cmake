@@ -1,8 +1,43 @@
-# The tools' layer rule, checked (test `tools_layers`): a file in tools/<layer>/ includes
-# headers of its own layer and of the layers its CMakeLists.txt names in USES, nothing higher.
-#   cmake -DTOOLS_DIR=<tools/> -DLAYERS=util=,encode=util,model=util,... -P check_layers.cmake
+# The tools' layer rule, checked (test `tools_layers`):
+#  1. a layer's USES names only layers below it in ORDER (lowest first, ","-separated,
+#     layers of one rank joined by "|"), or a sideways use SIDEWAYS allows ("report>hunt");
+#  2. a file in tools/<layer>/ includes headers of its own layer and of the layers its
+#     CMakeLists.txt names in USES, nothing higher.
+#   cmake -DTOOLS_DIR=<tools/> -DLAYERS=util=,encode=util,model=util,...
+#         -DORDER=util,encode,model,compare|hunt|export|report,cli -DSIDEWAYS=report>hunt
+#         -P check_layers.cmake
 cmake_minimum_required(VERSION 3.20)
 string(REPLACE "," ";" layers "${LAYERS}")
+string(REPLACE "," ";" ranks "${ORDER}")
+string(REPLACE "," ";" sideways "${SIDEWAYS}")
+set(rank 0)
+foreach(group IN LISTS ranks)
+  string(REPLACE "|" ";" group "${group}")
+  foreach(l IN LISTS group)
+    set(rank_${l} ${rank})
+  endforeach()
+  math(EXPR rank "${rank} + 1")
+endforeach()
+set(bad 0)
+foreach(entry IN LISTS layers)
+  string(REGEX REPLACE "=.*" "" name "${entry}")
+  string(REGEX REPLACE "^[^=]*=" "" uses "${entry}")
+  string(REPLACE "|" ";" uses "${uses}")
+  if(NOT DEFINED rank_${name})
+    message(SEND_ERROR "layer '${name}' has no place in the layer order (ORDER in tools/CMakeLists.txt)")
+    math(EXPR bad "${bad} + 1")
+    continue()
+  endif()
+  foreach(u IN LISTS uses)
+    if(NOT DEFINED rank_${u})
+      message(SEND_ERROR "layer '${name}' uses '${u}', which has no place in the layer order")
+      math(EXPR bad "${bad} + 1")
+    elseif(NOT rank_${u} LESS rank_${name} AND NOT "${name}>${u}" IN_LIST sideways)
+      message(SEND_ERROR "layer '${name}' names '${u}' in its USES, a layer not below it (order, lowest first: ${ORDER})")
+      math(EXPR bad "${bad} + 1")
+    endif()
+  endforeach()
+endforeach()
 set(names "")
 foreach(entry IN LISTS layers)
   string(REGEX REPLACE "=.*" "" name "${entry}")
@@ -12,7 +47,6 @@ foreach(entry IN LISTS layers)
     set(owner_${h} "${name}")
   endforeach()
 endforeach()
-set(bad 0)
 foreach(entry IN LISTS layers)
   string(REGEX REPLACE "=.*" "" name "${entry}")
   string(REGEX REPLACE "^[^=]*=" "" uses "${entry}")
@@ -37,6 +71,6 @@ foreach(entry IN LISTS layers)
 endforeach()
 list(LENGTH names n)
 if(bad)
-  message(FATAL_ERROR "${bad} include(s) against the layer order")
+  message(FATAL_ERROR "${bad} use(s) or include(s) against the layer order")
 endif()
-message(STATUS "tools layers: ${n} folders, every include within its layer or below")
+message(STATUS "tools layers: ${n} folders, every USES and include within its layer or below")

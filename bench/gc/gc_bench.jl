@@ -47,27 +47,13 @@ function run_once(script, mode, out)
     return (t = parse(Float64, t), collections = parse(Int, n), gc_ns = parse(Int, gcns))
 end
 
-# plugin_ns and duration_ns of every gc.pause in a recording.
+# plugin_ns and duration_ns of every gc.pause in a recording, read by the tests' one .jgr
+# reader (bindings/julia/test/reader.jl), which reaches libjager by its SONAME: mapped here.
+include(joinpath(@__DIR__, "..", "..", "bindings", "julia", "test", "reader.jl"))
 function pauses(path)
-    h = Libdl.dlopen(LIB)
-    f(s) = Libdl.dlsym(h, s)
-    rp = Ref{Ptr{Cvoid}}(C_NULL)
-    ccall(f(:jager_reader_open), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp) == 0 || error("cannot read $path")
-    r = rp[]
-    t = ccall(f(:jager_reader_type_by_name), UInt16, (Ptr{Cvoid}, Cstring), r, "gc.pause")
-    d = ccall(f(:jager_reader_type), Ptr{UInt8}, (Ptr{Cvoid}, UInt16), r, t)
-    nf = unsafe_load(Ptr{UInt32}(d + 16)); fp = unsafe_load(Ptr{Ptr{UInt8}}(d + 24))
-    idx = Dict(unsafe_string(unsafe_load(Ptr{Cstring}(fp + 16i))) => i for i in 0:nf-1)
-    ev = zeros(UInt8, 32)
-    cb = Int[]; dur = Int[]
-    while ccall(f(:jager_reader_next), Cint, (Ptr{Cvoid}, Ptr{UInt8}), r, ev) > 0
-        rec = unsafe_load(Ptr{Ptr{UInt8}}(pointer(ev)))
-        unsafe_load(Ptr{UInt16}(pointer(ev) + 12)) == t || continue
-        push!(cb, unsafe_load(Ptr{Int64}(rec + 16 + 8idx["plugin_ns"])))
-        push!(dur, unsafe_load(Ptr{Int64}(rec + 16 + 8idx["duration_ns"])))
-    end
-    ccall(f(:jager_reader_close), Cvoid, (Ptr{Cvoid},), r)
-    return cb, dur
+    Libdl.dlopen(LIB)
+    evs = JgrReader.of_type(JgrReader.read(path).plugin, "gc.pause")
+    return [Int(e.fields["plugin_ns"]) for e in evs], [Int(e.fields["duration_ns"]) for e in evs]
 end
 
 q(v, p) = sort(v)[clamp(round(Int, p * length(v)), 1, length(v))]

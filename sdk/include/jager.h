@@ -6,12 +6,12 @@
  * that a collector thread drains into sinks (a compressed `.jgr` file, OTLP, plugins).
  *
  * Reading order: export macro, version, status codes, configuration, lifecycle, clock,
- * sites and spans, statistics, logs, counters and marks, W3C trace context, run metadata,
+ * sites and spans, statistics, logs, counters and marks, tasks, W3C trace context, run metadata,
  * stacks and symbols, extensions, convenience macros.
  *
  * Every pointer parameter says who owns it: "copied" (the library keeps its own copy),
- * "borrowed" (read or written during the call only), or "lives until X" for what the
- * library hands out.
+ * "borrowed" (read or written during the call only), "lives until X" for what the
+ * library hands out, or "owned by X" (X frees it). The test docs_complete checks each one.
  *
  * Thread tags used on every function:
  *   [any-thread]  callable from any thread at any time, including before jager_init()
@@ -608,7 +608,7 @@ JAGER_API uint64_t jager_task_current(void);
 /**
  * \brief The innermost span still open on the calling thread that the current task began
  *        (where a task spawned now was made, say). [any-thread] \since 1.1
- * \param site receives its site (0 if none); may be NULL
+ * \param site receives its site (0 if none): borrowed, written during the call only; may be NULL
  * \return its per-thread span id, 0 if none is open
  */
 JAGER_API uint32_t jager_span_current(jager_site *site);
@@ -682,9 +682,11 @@ JAGER_API jager_status jager_context_current(jager_trace_context *out);
  */
 JAGER_API void jager_context_set(const jager_trace_context *ctx);
 
-/** Carrier setter: store \p key = \p value (both NUL-terminated, borrowed). */
+/** Carrier setter: store \p key = \p value (both NUL-terminated, borrowed) into \p carrier
+ *  (borrowed: the pointer given to jager_context_inject()). */
 typedef void (*jager_carrier_set_fn)(void *carrier, const char *key, const char *value);
-/** Carrier getter: the value of \p key or NULL; the string must live until the call returns. */
+/** Carrier getter: the value of \p key (borrowed) in \p carrier (borrowed: the pointer given to
+ *  jager_context_extract()), or NULL; the string must live until the call returns. */
 typedef const char *(*jager_carrier_get_fn)(void *carrier, const char *key);
 
 /**

@@ -13,8 +13,9 @@
  * Reading order: ABI versions, sinks, host API, plugin descriptor and entry point.
  *
  * Ownership words used below: "copied" (the callee keeps its own copy; the caller's memory
- * may go right after the call), "borrowed" (read during the call only), "lives until X"
- * (the pointer stays valid until X).
+ * may go right after the call), "borrowed" (read or written during the call only, unless
+ * the text gives a longer time), "lives until X" (the pointer stays valid until X), "owned
+ * by X" (X frees it). The test docs_complete checks every pointer parameter has one.
  */
 /** \file
  * See the comment above for this header's concern and reading order. */
@@ -68,10 +69,12 @@ typedef struct jager_sink {
     uint32_t reserved; /**< 0; reserved for future use */
     const char *name;                        /**< for diagnostics */
     void *ctx; /**< opaque pointer passed back to every callback */
-    jager_status (*open)(void *ctx);         /**< optional; before the first batch */
-    jager_status (*write)(void *ctx, const jager_batch *batch); /**< required; non-zero counts the batch as dropped (JAGER_DROP_SINK) */
-    void (*flush)(void *ctx);                /**< optional; after each drain requested by jager_flush() and at close */
-    void (*close)(void *ctx);                /**< optional; after the last batch, before plugins shut down */
+    jager_status (*open)(void *ctx);         /**< optional; before the first batch; \p ctx borrowed (the field above) */
+    /** required; \p batch borrowed (its data lives until the call returns), \p ctx borrowed;
+     *  non-zero counts the batch as dropped (JAGER_DROP_SINK) */
+    jager_status (*write)(void *ctx, const jager_batch *batch);
+    void (*flush)(void *ctx);                /**< optional; after each drain requested by jager_flush() and at close; \p ctx borrowed */
+    void (*close)(void *ctx);                /**< optional; after the last batch, before plugins shut down; \p ctx borrowed, for the last time */
 } jager_sink;
 
 /**
@@ -96,7 +99,8 @@ typedef struct jager_plugin_handle jager_plugin_handle;
 #define JAGER_DIAG_WARN JAGER_SEV_WARN   /**< \deprecated JAGER_SEV_WARN */
 #define JAGER_DIAG_ERROR JAGER_SEV_ERROR /**< \deprecated JAGER_SEV_ERROR */
 
-/** A host timer's callback (host->timer_start): runs on a thread the host owns. */
+/** A host timer's callback (host->timer_start): runs on a thread the host owns; \p arg is
+ *  borrowed (the pointer given to timer_start, owned by the plugin). */
 typedef void (*jager_timer_fn)(void *arg);
 
 /**
@@ -120,7 +124,8 @@ typedef struct jager_span_event {
  * jager_span_begin()/jager_span_end(), so it must be short and must not block; it may
  * emit events and record spans (spans begun inside a hook are never hooked themselves).
  * Its own time is not charged to the span (begin hooks run before the start is taken,
- * end hooks after the end). \since 1.3
+ * end hooks after the end). \p arg is borrowed (the pointer given to span_hook_add, owned
+ * by the plugin); \p span is borrowed, valid during the call only. \since 1.3
  */
 typedef void (*jager_span_hook_fn)(void *arg, const jager_span_event *span);
 
@@ -153,7 +158,7 @@ typedef struct jager_host_api {
     void (*emit)(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
     /** jager_now_ns(). [any-thread][hot-path] */
     uint64_t (*now_ns)(void);
-    /** Intern a UTF-8 string (copied), returning a stable id (0 on error). [any-thread] (lock) */
+    /** Intern the UTF-8 string \p s (copied), returning a stable id (0 on error). [any-thread] (lock) */
     uint32_t (*intern)(const char *s);
     /** The text of a string id, or NULL. Lives until jager_shutdown(). [any-thread] */
     const char *(*string)(uint32_t id);
@@ -173,30 +178,37 @@ typedef struct jager_host_api {
     /** Describe a site: name, file (live until exit: sites outlive runs) and line; outputs
      *  (borrowed) may be NULL. [any-thread] */
     jager_status (*site_info)(jager_site site, const char **name, const char **file, uint32_t *line);
-    /** Describe a thread index: OS thread id and name (may be ""; lives until exit);
-     *  outputs (borrowed) may be NULL. [any-thread] */
+    /** Describe a thread index: \p os_tid receives the OS thread id, \p name the name (may be "";
+     *  lives until exit); both out-parameters borrowed (written during the call), may be NULL.
+     *  [any-thread] */
     jager_status (*thread_info)(uint32_t thread, uint64_t *os_tid, const char **name);
     /** jager_metadata_set() (key and value copied). [any-thread] */
     jager_status (*metadata_set)(const char *key, const char *value);
     /** A run metadata value or NULL (host.name, process.pid, …); key borrowed, the value
      *  lives until jager_shutdown(). [any-thread] */
     const char *(*metadata_get)(const char *key);
-    /** Describe a counter id: name and unit live until exit; outputs (borrowed) may be NULL. [any-thread] */
+    /** Describe a counter id: \p name and \p unit receive strings that live until exit, \p kind
+     *  its jager_counter_kind; the out-parameters are borrowed (written during the call) and
+     *  may be NULL. [any-thread] */
     jager_status (*counter_info)(jager_counter counter, const char **name, const char **unit, uint32_t *kind);
-    /** Stack addresses of an interned stack (innermost first; they live until exit). [any-thread] */
+    /** Stack addresses of an interned stack: \p ips receives them (innermost first; they live
+     *  until exit), \p n their number; both out-parameters borrowed (written during the call).
+     *  [any-thread] */
     jager_status (*stack_get)(jager_stack_id id, const uint64_t **ips, uint32_t *n);
     /** Sites currently open on the calling thread, innermost first, into out (borrowed,
      *  cap entries); returns the count written (≤ cap). [any-thread][hot-path] */
     uint32_t (*open_sites)(jager_site *out, uint32_t cap);
     /* ---- 1.1 (took reserved slots 0..4; NULL in a 1.0 host: check abi_minor >= 1) ---- */
-    /** jager_site_register(): a plugin that records regions as spans (OpenMP, MPI calls)
-     *  names its sites like the application does. [any-thread] (lock) \since 1.1 */
+    /** jager_site_register() (\p name and \p file copied): a plugin that records regions as
+     *  spans (OpenMP, MPI calls) names its sites like the application does. [any-thread]
+     *  (lock) \since 1.1 */
     jager_site (*site_register)(const char *name, const char *file, uint32_t line);
     /** jager_span_begin() on the calling thread. [any-thread][hot-path] \since 1.1 */
     jager_span (*span_begin)(jager_site site);
     /** jager_span_end() on the calling thread. [any-thread][hot-path] \since 1.1 */
     void (*span_end)(jager_span span);
-    /** jager_span_set_attrs(). [any-thread] (no lock) \since 1.1 */
+    /** jager_span_set_attrs() (\p attrs borrowed: copied into the ring during the call).
+     *  [any-thread] (no lock) \since 1.1 */
     void (*span_set_attrs)(jager_span span, const jager_attr *attrs, size_t nattrs);
     /** jager_span_end() with the end time given: \p end_ns is a now_ns() value taken
      *  earlier on any thread (a runtime that reports an end late); an end before the
@@ -207,15 +219,17 @@ typedef struct jager_host_api {
     /** emit() returning what happened: JAGER_OK (in the ring), JAGER_E_FULL (dropped,
      *  counted by the ring), JAGER_E_INVALID (refused: bad type or field count, counted
      *  bad_emit), JAGER_E_STATE (not recording; after the plugins' stop counted after_stop),
-     *  so a plugin can count its own losses. [any-thread][hot-path] \since 1.2 */
+     *  so a plugin can count its own losses. \p fields copied, as emit. [any-thread][hot-path]
+     *  \since 1.2 */
     jager_status (*emit_status)(uint16_t type, uint64_t time_ns, const uint64_t *fields, uint32_t nfields);
     /** Set the reason (copied) that the failure the plugin is about to return from init or
      *  start is reported with ("cannot open /proc/self/stat: EACCES"); also
      *  jager_last_error() on the calling thread. [any-thread] \since 1.2 */
     void (*set_error)(jager_plugin_handle *self, const char *reason);
-    /** Another loaded plugin's extension table \p id ("jager.dispatch/1"), or NULL; only
-     *  plugins loaded before this one (earlier in JAGER_PLUGINS) are seen during init.
-     *  NULL with a stale handle. [any-thread] \since 1.2 */
+    /** Another loaded plugin's extension table \p id (borrowed; "jager.dispatch/1"), or NULL;
+     *  the table is owned by that plugin and lives until it is unloaded. Only plugins loaded
+     *  before this one (earlier in JAGER_PLUGINS) are seen during init. NULL with a stale
+     *  handle. [any-thread] \since 1.2 */
     const void *(*extension)(jager_plugin_handle *self, const char *id);
     /** Call \p fn(arg) every \p interval_ns (at least 100 µs) on a thread the host owns,
      *  until timer_stop or the plugin's stop: the host stops every timer of a plugin
@@ -310,13 +324,17 @@ typedef struct jager_plugin_descriptor {
     const char *description; /**< one line saying what the plugin records */
     /* ---- 1.0 ---- */
     /** Required. Register types and sinks; return JAGER_E_UNSUPPORTED to step aside quietly
-     *  with a reason logged through host->log (e.g. "not a Julia process"). */
+     *  with a reason logged through host->log (e.g. "not a Julia process"). \p host lives
+     *  until the process exits (a static table); \p state (borrowed) receives the plugin's
+     *  state, owned by the plugin and passed back to every callback below. */
     jager_status (*init)(const jager_host_api *host, jager_plugin_handle *self, void **state);
-    jager_status (*start)(void *state); /**< optional: begin recording (after every plugin initialised) */
-    void (*flush)(void *state); /**< optional: collector thread, before each drain requested by jager_flush() */
-    void (*stop)(void *state); /**< optional: at jager_shutdown(), before the final drain; emit summaries here */
-    void (*shutdown)(void *state); /**< optional: free everything; sinks are closed */
-    /** Versioned extension tables, e.g. "jager.dispatch/1"; NULL if unknown. */
+    jager_status (*start)(void *state); /**< optional: begin recording (after every plugin initialised); \p state owned by the plugin */
+    void (*flush)(void *state); /**< optional: collector thread, before each drain requested by jager_flush(); \p state owned by the plugin */
+    void (*stop)(void *state); /**< optional: at jager_shutdown(), before the final drain; emit summaries here; \p state owned by the plugin */
+    void (*shutdown)(void *state); /**< optional: free everything (\p state is owned by the plugin); sinks are closed */
+    /** Versioned extension tables, e.g. "jager.dispatch/1" (\p id borrowed; \p state owned by
+     *  the plugin); NULL if unknown. The table is owned by the plugin and lives until it is
+     *  unloaded. */
     const void *(*get_extension)(void *state, const char *id);
     const jager_option_desc *options; /**< typed options the plugin reads (may be NULL) */
     uint32_t noptions; /**< entries in options */
@@ -374,7 +392,8 @@ static inline int jager_plugin_option(const jager_plugin_descriptor *d, uint32_t
  *        the build tree's, only when this libjager is the build tree's own (a marker file
  *        the build writes beside it; an installed library never searches a build folder).
  * \param i      index from 0
- * \param origin receives "installed" or "build tree" (may be NULL); a static string
+ * \param origin receives "installed" or "build tree" (may be NULL): borrowed, written during
+ *               the call; the string is static and lives until exit
  * \return the folder (static storage, lives until exit), NULL when \p i is past the last.
  *         [any-thread] \since 1.2 of the plugin ABI
  */

@@ -42,7 +42,8 @@ typedef struct jager_reader jager_reader;
 /**
  * \brief Open a recording and read its preamble and first metadata block.
  * \param path file path (borrowed)
- * \param out receives the reader (NULL on failure)
+ * \param out receives the reader (NULL on failure), owned by the caller: free it with
+ *            jager_reader_close()
  * \return JAGER_OK; JAGER_E_IO (cannot open); JAGER_E_FORMAT (not a .jgr file, or a
  *         format major this library does not read); jager_last_error() says which.
  * \since 1.0
@@ -54,13 +55,15 @@ JAGER_API jager_status jager_reader_open(const char *path, jager_reader **out);
  * \return as jager_reader_open(). \since 1.0
  * \param data the recording (borrowed: it must outlive the reader)
  * \param size bytes at \p data
- * \param out receives the reader (NULL on failure)
+ * \param out receives the reader (NULL on failure), owned by the caller: free it with
+ *            jager_reader_close()
  */
 JAGER_API jager_status jager_reader_open_memory(const void *data, size_t size, jager_reader **out);
 
 /**
  * \brief Close a reader and free everything it returned. NULL is allowed. \since 1.0
- * \param r the reader, or NULL; it and everything it returned are freed
+ * \param r the reader, or NULL, owned by the caller until this call: it and everything it
+ *          returned are freed
  */
 JAGER_API void jager_reader_close(jager_reader *r);
 
@@ -176,7 +179,7 @@ JAGER_API uint32_t jager_reader_site_count(const jager_reader *r);
  * \param site the site id
  * \param name receives the name (lives until jager_reader_close()); may be NULL
  * \param file receives the file (lives until jager_reader_close()); may be NULL
- * \param line receives the line; may be NULL
+ * \param line receives the line (borrowed: written during the call); may be NULL
  */
 JAGER_API jager_status jager_reader_site(const jager_reader *r, jager_site site, const char **name,
                                          const char **file, uint32_t *line);
@@ -206,7 +209,7 @@ JAGER_API uint32_t jager_reader_thread_count(const jager_reader *r);
  * \brief Describe a thread index: OS thread id and name (may be ""). \since 1.0
  * \param r a reader from jager_reader_open() (borrowed)
  * \param thread a thread index
- * \param os_tid receives the OS thread id; may be NULL
+ * \param os_tid receives the OS thread id (borrowed: written during the call); may be NULL
  * \param name receives the name (lives until jager_reader_close()); may be NULL
  * \return JAGER_OK or JAGER_E_NOTFOUND.
  */
@@ -225,7 +228,7 @@ JAGER_API uint32_t jager_reader_counter_count(const jager_reader *r);
  * \param counter a counter id
  * \param name receives the name (lives until jager_reader_close()); may be NULL
  * \param unit receives the unit (lives until jager_reader_close()); may be NULL
- * \param kind receives the jager_counter_kind; may be NULL
+ * \param kind receives the jager_counter_kind (borrowed: written during the call); may be NULL
  * \return JAGER_OK or JAGER_E_NOTFOUND.
  */
 JAGER_API jager_status jager_reader_counter(const jager_reader *r, jager_counter counter, const char **name,
@@ -236,7 +239,7 @@ JAGER_API jager_status jager_reader_counter(const jager_reader *r, jager_counter
  * \param r a reader from jager_reader_open() (borrowed)
  * \param id a stack id
  * \param ips receives the addresses (live until jager_reader_close())
- * \param n receives their number
+ * \param n receives their number (borrowed: written during the call)
  * \return JAGER_OK or JAGER_E_NOTFOUND.
  */
 JAGER_API jager_status jager_reader_stack(const jager_reader *r, jager_stack_id id, const uint64_t **ips,
@@ -342,7 +345,7 @@ typedef struct jager_attr_view {
 /**
  * \brief Decode the next attribute of an attribute list, bounds-checked.
  * \param cursor in/out position in an attribute list (borrowed from the record)
- * \param end one past the record's end
+ * \param end one past the record's end (borrowed from the record, like \p cursor)
  * \return 1 with \p out filled, 0 at \p end, JAGER_E_FORMAT on a malformed list. [any-thread] \since 1.0
  * \param out receives the attribute; its key and str point into the record (borrowed from it)
  */
@@ -352,10 +355,11 @@ JAGER_API int jager_attr_next(const uint8_t **cursor, const uint8_t *end, jager_
  * \brief The body of a log record and the start of its attribute list, bounds-checked.
  * \return JAGER_OK or JAGER_E_FORMAT. [any-thread] \since 1.0
  * \param rec the log record (borrowed), whole as jager_reader_next() returns it
- * \param body receives the body, pointing into \p rec
- * \param body_len receives its bytes
- * \param attrs receives the start of the attribute list, in \p rec
- * \param attrs_end receives its end
+ * \param body receives the body (not NUL-terminated), pointing into \p rec: it lives until
+ *             \p rec does (the next jager_reader_next())
+ * \param body_len receives its bytes (borrowed: written during the call)
+ * \param attrs receives the start of the attribute list, in \p rec: lives until \p rec does
+ * \param attrs_end receives its end, in \p rec: lives until \p rec does
  */
 JAGER_API jager_status jager_log_body(const jager_rec_log *rec, const char **body, uint32_t *body_len,
                                       const uint8_t **attrs, const uint8_t **attrs_end);

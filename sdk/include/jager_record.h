@@ -8,7 +8,7 @@
  * new type).
  *
  * Reading order: records (header, core event ids, the core record layouts), self-describing
- * event types (field kinds, field and type descriptions).
+ * event types (field kinds, field flags, field and type descriptions).
  */
 /** \file
  * See the comment above for this header's concern and reading order. */

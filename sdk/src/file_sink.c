@@ -209,13 +209,11 @@ static fs_pending *pending_for(file_sink *fs, uint32_t thread)
 {
     if (thread >= JG_FILE_MAX_COALESCED_THREADS) return NULL;
     if (thread >= fs->npend) {
-        uint32_t n = fs->npend ? fs->npend : 16;
-        while (n <= thread) n *= 2;
-        fs_pending *p = realloc(fs->pend, n * sizeof *p);
+        size_t n = fs->npend;
+        fs_pending *p = jg_grow(fs->pend, &n, (size_t)thread + 1, sizeof *p, 16); /* zeroed */
         if (!p) return NULL;
-        memset(p + fs->npend, 0, (n - fs->npend) * sizeof *p);
         fs->pend = p;
-        fs->npend = n;
+        fs->npend = (uint32_t)n;
     }
     fs_pending *p = &fs->pend[thread];
     if (!p->buf) {

@@ -183,8 +183,6 @@ static uint32_t host_open_sites(jager_site *out, uint32_t cap)
     return n;
 }
 
-void jg_span_end_ns(jager_span span, uint64_t end_ns); /* span.c */
-
 static const jager_host_api host_api = {
     .struct_size = sizeof(jager_host_api),
     .abi_major = JAGER_PLUGIN_ABI_MAJOR,

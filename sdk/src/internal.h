@@ -28,9 +28,23 @@
  *   plugin_events.c  refused and late plugin events: counted, said once per type
  *   plugin_timer.c   host-owned periodic callbacks for plugins
  *   host_api.c   the jager_host_api table given to plugins
+ *   plugin_call.c    bounded calls into plugin code (a worker thread, JAGER_PLUGIN_TIMEOUT_MS)
+ *   plugin_handle.h  what loader, host API, plugin events and timers share about plugins
+ *   span_hooks.c     host->span_hook_add/remove: plugin callbacks on named sites' spans
+ *   paths.c      exact per-call-path aggregates per thread (the PATHS blocks' source)
+ *   file_paths.c the .jgr writer's PATHS blocks (file_sink_priv.h)
+ *   launch.c     which process of a tree records, and where (zero-code mode)
+ *   supply_check.c   JAGER_LOCK: loads libjager-supply.so and runs its check
+ *                    (supply_check.h; supply_module.h the interface to the module)
+ *   supply/      the supply-chain scanner's engine (static library jager_supply: lock file,
+ *                hashes, mapped objects, comparison; supply.h), linked into the module
+ *                supply/module/supply_module.c (libjager-supply.so) and the `jager` command
  *   reader/      the .jgr reader (jager_reader.h): reader.c frames and iteration,
  *                reader_input.c input and errors, reader_absorb.c table blocks,
- *                reader_tables.c lookups, reader_attrs.c attribute lists
+ *                reader_tables.c lookups, reader_attrs.c attribute lists (reader_priv.h)
+ *
+ * The same map, with what each folder may include, is in docs/internals.md; the test
+ * docs_module_map fails when a file of sdk/src is missing from this list.
  */
 #ifndef JAGER_INTERNAL_H
 #define JAGER_INTERNAL_H
@@ -463,6 +477,9 @@ JG_HIDDEN uint32_t jg_hist_bucket(uint64_t ns);
 /** jager_now_ns() when the run began (jager_init): a span that began before it is an
  *  earlier run's. */
 extern _Atomic(uint64_t) jg_run_start_ns JG_HIDDEN;
+/** host->span_end_ns: end \p span at \p end_ns, a jager_now_ns() value taken earlier (an end
+ *  reported late); an end before the start counts as no time. [any-thread] */
+JG_HIDDEN void jg_span_end_ns(jager_span span, uint64_t end_ns);
 
 /* ---- span_hooks.c ---- */
 /** Call hook slots \p mask's begin (\p end 0) or end callbacks for \p ev's site. */

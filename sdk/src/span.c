@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "containers.h"
 #include "internal.h"
 
 #define SUB (1u << JAGER_HIST_SUB_BITS)
@@ -69,15 +70,14 @@ static JG_COLD void push_deep(jg_tls *t, uint32_t d, uint64_t sid)
     if (t->deep_hole) return;
     uint32_t i = d - JG_MAX_DEPTH;
     if (i >= t->deep_cap) {
-        uint32_t cap = t->deep_cap ? t->deep_cap * 2 : 64;
-        jg_deep_entry *g = cap > t->deep_cap ? realloc(t->deep, (size_t)cap * sizeof *g) : NULL;
+        size_t cap = t->deep_cap; /* the new entries come zeroed: no cache yet */
+        jg_deep_entry *g = i < UINT32_MAX / 2 ? jg_grow(t->deep, &cap, (size_t)i + 1, sizeof *g, 64) : NULL;
         if (!g) {
             t->deep_hole = d + 1;
             return;
         }
-        memset(g + t->deep_cap, 0, (size_t)(cap - t->deep_cap) * sizeof *g); /* no cache yet */
         t->deep = g;
-        t->deep_cap = cap;
+        t->deep_cap = (uint32_t)cap;
     }
     jg_deep_entry *e = &t->deep[i];
     e->sid = sid;

@@ -364,9 +364,10 @@ test('unreadable or missing input: exit 2; damaged after a good prefix: exit 3 (
   assert.equal(r.status, 2);
   r = jager('export', '--format', 'nope', jgr);
   assert.equal(r.status, 1);
-  assert.match(r.stderr, /unknown format/);
+  assert.match(r.stderr, /unknown format 'nope' \(chrome, speedscope, pprof, parquet, csv, folded\)/);
   r = jager('export', jgr);
   assert.equal(r.status, 1);
+  assert.match(r.stderr, /--format is required \(chrome, speedscope, pprof, parquet, csv, folded\)/);
 });
 
 test('cut at many points and bytes flipped: every format exits 0, 2 or 3 and never crashes', () => {

@@ -25,86 +25,26 @@ fn(name) = Libdl.dlsym(LIBH, name)
 push!(LOAD_PATH, normpath(joinpath(@__DIR__, "..", "..", "bindings", "julia")))
 using Jager
 
-module SmpReader
-import ..fn
-struct Event             # jager_event (32 bytes)
-    rec::Ptr{UInt8}
-    thread::UInt32
-    type::UInt16
-    reserved::UInt16
-    time_ns::UInt64
-    end_ns::UInt64
-end
-struct Frame
-    func::Cstring
-    file::Cstring
-    line::UInt32
-    inline_depth::UInt32
-end
-ld(::Type{T}, p::Ptr, off::Integer) where {T} = unsafe_load(Ptr{T}(p + off))
-rerr(r) = unsafe_string(ccall(fn(:jager_reader_error), Cstring, (Ptr{Cvoid},), r))
+# The tests' one .jgr reader (bindings/julia/test/reader.jl), reached by libjager's SONAME,
+# which the dlopen above already mapped.
+include(joinpath(@__DIR__, "..", "..", "bindings", "julia", "test", "reader.jl"))
 
-# Plugin events as Dicts (field name => value), the innermost frames of each sample, site
-# names and diagnostics.
-function read(path::AbstractString)
-    rp = Ref{Ptr{Cvoid}}(C_NULL)
-    ccall(fn(:jager_reader_open), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp) == 0 || error("open $path")
-    r = rp[]
-    try
-        ccall(fn(:jager_reader_load_tables), Int32, (Ptr{Cvoid},), r) == 0 || error("load_tables: ", rerr(r))
-        events = Dict{String,Any}[]
-        diags = Tuple{String,String}[]
-        ev = Ref{Event}()
-        cache = Dict{UInt16,Any}()
-        frames = Vector{Frame}(undef, 16)
-        while true
-            rc = ccall(fn(:jager_reader_next), Cint, (Ptr{Cvoid}, Ref{Event}), r, ev)
-            rc == 0 && break
-            rc < 0 && error("reader: ", rerr(r))
-            e = ev[]
-            if e.type == 6
-                src = ccall(fn(:jager_reader_string), Cstring, (Ptr{Cvoid}, UInt32), r, ld(UInt32, e.rec, 16))
-                push!(diags, (src == C_NULL ? "" : unsafe_string(src), unsafe_string(e.rec + 24, ld(UInt32, e.rec, 20))))
-                continue
-            end
-            e.type >= 256 || continue
-            name, fields = get!(cache, e.type) do
-                d = ccall(fn(:jager_reader_type), Ptr{UInt8}, (Ptr{Cvoid}, UInt16), r, e.type)
-                nf = ld(UInt32, d, 16)
-                fp = ld(Ptr{UInt8}, d, 24)
-                (unsafe_string(ld(Cstring, d, 8)), [(unsafe_string(ld(Cstring, fp, 16i)), ld(UInt32, fp, 16i + 8)) for i in 0:nf-1])
-            end
-            d = Dict{String,Any}("type" => name, "time_ns" => ld(UInt64, e.rec, 8))
-            for (i, (fname, kind)) in enumerate(fields)
-                v = ld(UInt64, e.rec, 8 + 8i)
-                d[fname] = kind == 4 ? unsafe_string(ccall(fn(:jager_reader_string), Cstring, (Ptr{Cvoid}, UInt32), r, v)) : v
-            end
-            if name == "sampler.sample"
-                ips = Ref{Ptr{UInt64}}(C_NULL)
-                n = Ref{UInt32}(0)
-                ccall(fn(:jager_reader_stack), Int32, (Ptr{Cvoid}, UInt64, Ref{Ptr{UInt64}}, Ref{UInt32}), r, d["stack"], ips, n) == 0 ||
-                    error("stack missing")
-                # every frame of the stack, innermost first, inlined frames included
-                d["frames"] = [begin
-                    ip = unsafe_load(ips[], k)
-                    nfr = ccall(fn(:jager_reader_symbolize), UInt32, (Ptr{Cvoid}, UInt64, Ptr{Frame}, UInt32), r, ip, frames, 16)
-                    [(func = unsafe_string(f.func), file = unsafe_string(f.file), line = Int(f.line)) for f in reverse(frames[1:nfr])]
-                end for k in 1:n[]]
-            end
-            push!(events, d)
-        end
-        sites = Dict{UInt64,String}()
-        for id in UInt32(1):ccall(fn(:jager_reader_site_count), UInt32, (Ptr{Cvoid},), r)
-            nm = Ref{Cstring}(C_NULL)
-            ccall(fn(:jager_reader_site), Int32, (Ptr{Cvoid}, UInt32, Ref{Cstring}, Ptr{Cvoid}, Ptr{Cvoid}),
-                  r, id, nm, C_NULL, C_NULL) == 0 && (sites[id] = unsafe_string(nm[]))
-        end
-        return (events = events, sites = sites, diags = diags)
-    finally
-        ccall(fn(:jager_reader_close), Cvoid, (Ptr{Cvoid},), r)
+# What these cases look at, from JgrReader's recording: plugin events as Dicts (field name
+# => value, "type", "time_ns"), each sample's stack as its frames per address (innermost
+# address first; per address the inlined frames first, the function holding the code
+# last), site names by id, and diagnostics.
+function read_samples(path::AbstractString)
+    rec = JgrReader.read(path)
+    events = Dict{String,Any}[]
+    for e in rec.plugin
+        d = Dict{String,Any}("type" => e.type, "time_ns" => e.time_ns)
+        merge!(d, e.fields)
+        e.type == "sampler.sample" && (d["frames"] = [reverse(a.frames) for a in rec.stacks[e.fields["stack"]]])
+        push!(events, d)
     end
+    sites = Dict{UInt64,String}(UInt64(id) => s.name for (id, s) in rec.sites)
+    return (events = events, sites = sites, diags = rec.diags)
 end
-end # module SmpReader
 
 of(rec, t) = [e for e in rec.events if e["type"] == t]
 # The innermost frame's function (inlined frames first) of a sample, "" when unnamed.
@@ -189,7 +129,7 @@ function case_split()
         end
         SINK[] = s
     end
-    rec = SmpReader.read(out)
+    rec = read_samples(out)
     ss = of(rec, "sampler.sample")
     sum_ = only(of(rec, "sampler.summary"))
     @test sum_["samples"] == length(ss)
@@ -258,7 +198,7 @@ function case_gc()
     end
     @test handler_of(11) == segv
     @test handler_of(12) == usr2
-    rec = SmpReader.read(out)
+    rec = read_samples(out)
     ss = of(rec, "sampler.sample")
     ps = of(rec, "gc.pause")
     in_gc = count(e -> any(startswith(fr.func, "jl_gc_collect") || startswith(fr.func, "_jl_gc_collect") for frs in e["frames"] for fr in frs), ss)
@@ -282,7 +222,7 @@ function case_profile()
         Profile.@profile split_work(500, 1_000_000)
     end
     data = Profile.fetch()
-    rec = SmpReader.read(out)
+    rec = read_samples(out)
     ss = [e for e in of(rec, "sampler.sample") if e["site"] == 0]
     a = count(e -> leaf(e) == "hot_three", ss)
     b = count(e -> leaf(e) == "hot_one", ss)

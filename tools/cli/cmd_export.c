@@ -218,14 +218,14 @@ int cmd_export(int argc, char **argv)
     o.zstd_level = (int)level;
     o.row_group_rows = (uint32_t)rows;
     if (!format) {
-        fprintf(stderr, "jager export: --format is required (chrome, speedscope, pprof, parquet, csv, folded)\n");
+        fprintf(stderr, "jager export: --format is required (%s)\n", export_format_names());
         usage(stderr);
         free(inputs);
         return JAGER_EXIT_USAGE;
     }
     const exporter *ex = export_find(format);
     if (!ex) {
-        fprintf(stderr, "jager export: unknown format '%s' (chrome, speedscope, pprof, parquet, csv)\n", format);
+        fprintf(stderr, "jager export: unknown format '%s' (%s)\n", format, export_format_names());
         free(inputs);
         return JAGER_EXIT_USAGE;
     }

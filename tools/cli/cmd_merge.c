@@ -12,6 +12,7 @@
 #include "args.h"
 #include "commands.h"
 #include "job.h"
+#include "plugin_events.h"
 
 static void usage(FILE *out)
 {
@@ -58,7 +59,7 @@ int cmd_merge(int argc, char **argv)
             fprintf(stderr, "jager merge: %s: %s (merged as it is)\n", p->label, jager_reader_error(p->r));
             code = JAGER_EXIT_PARTIAL;
         }
-        const char *t = jager_reader_meta(p->r, "mpi.trace_id");
+        const char *t = jager_reader_meta(p->r, jp_mpi_meta[JP_MPI_META_TRACE_ID]);
         if (t && trace && strcmp(t, trace) && !force) {
             fprintf(stderr, "jager merge: %s belongs to another job (mpi.trace_id %s, not %s); --force merges anyway\n",
                     p->label, t, trace);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "export.h"
 #include "jager.h"
 
 typedef struct command {
@@ -26,7 +27,7 @@ int main(int argc, char **argv)
         {"dump", cmd_dump, "every event as one JSON line"},
         {"hunt", cmd_hunt, "ranked findings: what is slow and why"},
         {"report", cmd_report, "one self-contained HTML report (timeline, flame graph, findings)"},
-        {"export", cmd_export, "chrome | speedscope | pprof | parquet | csv"},
+        {"export", cmd_export, export_format_names()}, /* the registry's list: none missed */
         {"info", cmd_info, "file metadata, threads, event types and counts"},
         {"plugins", cmd_plugins, "list installed plugins and their options"},
         {"bench", cmd_bench, "run a benchmark command N times: per-kernel results as JSON (docs/compare.md)"},

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin_events.h"
 #include "summary_otel.h"
 #include "toolutil.h"
 
@@ -22,21 +23,21 @@ typedef struct otel_row {
 /* What the otel.export events say; returns the rows read (0: none, or no such type). */
 static size_t read_rows(jager_reader *r, otel_row *row)
 {
-    uint16_t type = jager_reader_type_by_name(r, "otel.export");
+    uint16_t type = jager_reader_type_by_name(r, jp_name(&jp_otel, JP_OTEL_EXPORT));
     if (!type || jager_reader_rewind(r) != JAGER_OK) return 0;
     size_t n = 0;
     jager_event ev;
     while (jager_reader_next(r, &ev) == 1 && n < MAX_ROWS) {
         if (ev.type != type || ev.rec->words < 6) continue;
         const uint64_t *f = ((const jager_rec_plugin *)ev.rec)->fields;
-        const char *sig = jager_reader_string(r, (uint32_t)f[0]);
+        const char *sig = jager_reader_string(r, (uint32_t)f[JP_OX_SIGNAL]);
         int si = -1;
         for (int i = 0; i < 3; i++)
             if (sig && !strcmp(sig, sigs[i])) si = i;
         if (si < 0) continue;
-        row[n].metric = jager_reader_string(r, (uint32_t)f[1]);
-        row[n].err = jager_reader_string(r, (uint32_t)f[2]);
-        row[n].v = f[3];
+        row[n].metric = jager_reader_string(r, (uint32_t)f[JP_OX_METRIC]);
+        row[n].err = jager_reader_string(r, (uint32_t)f[JP_OX_ERROR_TYPE]);
+        row[n].v = f[JP_OX_VALUE];
         row[n].sig = si;
         if (row[n].metric) n++;
     }

@@ -1,17 +1,31 @@
 /* The export layer's registry of formats and what several formats share. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "export.h"
 
+static const exporter *const all[] = {&export_chrome, &export_speedscope, &export_pprof, &export_parquet,
+                                      &export_csv, &export_folded};
+#define NALL (sizeof all / sizeof all[0])
+
 const exporter *export_find(const char *name)
 {
-    static const exporter *const all[] = {&export_chrome, &export_speedscope, &export_pprof, &export_parquet,
-                                          &export_csv, &export_folded};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    for (size_t i = 0; i < NALL; i++)
         if (!strcmp(all[i]->name, name)) return all[i];
     return NULL;
+}
+
+/* Built from the table, so no message or help line can miss a format. */
+const char *export_format_names(void)
+{
+    static char names[128];
+    if (names[0]) return names;
+    size_t at = 0;
+    for (size_t i = 0; i < NALL && at < sizeof names; i++)
+        at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", all[i]->name);
+    return names;
 }
 
 int export_mkdirs(const char *path)

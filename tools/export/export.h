@@ -72,6 +72,9 @@ extern const exporter export_folded;
 
 /** The format named \p name ("chrome", "pprof", …), or NULL. */
 const exporter *export_find(const char *name);
+/** Every format's name, comma-separated in the registry's order ("chrome, speedscope, …"),
+ *  for messages and help; a static string. */
+const char *export_format_names(void);
 
 /** Create \p path and its missing parents as folders; 0 or -1 (errno set). */
 int export_mkdirs(const char *path);

@@ -279,18 +279,15 @@ static void gc_counters(chrome_state *s, const uint8_t *a, const uint8_t *ae, ui
     const char *const *keys = jp_julia_gc_keys;
     jager_attr_view v;
     while (a && a < ae && jager_attr_next(&a, ae, &v) == 1) {
-        if (v.kind != JAGER_ATTR_I64 || v.key_len < 4 || memcmp(v.key, "gc.", 3)) continue;
-        for (size_t i = 0; i < JP_JGC_NKEYS; i++)
-            if (strlen(keys[i]) == v.key_len && !memcmp(keys[i], v.key, v.key_len)) {
-                char name[40];
-                snprintf(name, sizeof name, "julia.%s", keys[i]);
-                begin_event(s, name, (size_t)-1, "counter", "C", t, thread);
-                TU_PUTS(&s->b, ",\"args\":{\"value\":");
-                ex_put_i64(&s->b, v.i64);
-                tu_buf_putc(&s->b, '}');
-                end_event(s);
-                break;
-            }
+        int i = v.kind == JAGER_ATTR_I64 ? jp_julia_gc_key(v.key, v.key_len) : -1;
+        if (i < 0) continue;
+        char name[40];
+        snprintf(name, sizeof name, "julia.%s", keys[i]);
+        begin_event(s, name, (size_t)-1, "counter", "C", t, thread);
+        TU_PUTS(&s->b, ",\"args\":{\"value\":");
+        ex_put_i64(&s->b, v.i64);
+        tu_buf_putc(&s->b, '}');
+        end_event(s);
     }
 }
 
@@ -717,7 +714,7 @@ static int chrome_event(void *st, const jager_event *ev)
 static long long process_id(const jager_reader *r)
 {
     const char *v = jager_reader_meta(r, "process.pid");
-    if (!v || !*v) v = jager_reader_meta(r, "mpi.rank");
+    if (!v || !*v) v = jager_reader_meta(r, jp_mpi_meta[JP_MPI_META_RANK]);
     char *end;
     long long x = v ? strtoll(v, &end, 10) : 0;
     return (v && *v && !*end && x >= 0) ? x : 1;
@@ -794,10 +791,10 @@ static void finish_part(chrome_state *s)
     /* process and lane names */
     const char *proc = jager_reader_meta(s->r, "process.name");
     if (!proc || !*proc) proc = jager_reader_meta(s->r, "process.command_line");
-    const char *rank = jager_reader_meta(s->r, "mpi.rank");
+    const char *rank = jager_reader_meta(s->r, jp_mpi_meta[JP_MPI_META_RANK]);
     s->tmp.len = 0;
     if (s->job) { /* "rank 3 · host · exe" */
-        const char *host = jager_reader_meta(s->r, "mpi.host");
+        const char *host = jager_reader_meta(s->r, jp_mpi_meta[JP_MPI_META_HOST]);
         if (!host || !*host) host = jager_reader_meta(s->r, "host.name");
         if (s->part.rank >= 0) tu_buf_printf(&s->tmp, "rank %lld", (long long)s->part.rank);
         else tu_buf_printf(&s->tmp, "part %u", s->part.index + 1);

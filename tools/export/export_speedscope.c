@@ -25,6 +25,7 @@
 #include "enc_json.h"
 #include "export_spans.h"
 #include "export_speedscope_samples.h"
+#include "plugin_events.h"
 #include "model_map.h"
 #include "outfile.h"
 
@@ -233,7 +234,7 @@ static int ss_event(void *st, const jager_event *ev)
     ss_state *s = st;
     if (ev->type >= JAGER_EV_FIRST_PLUGIN) {
         const jager_type_desc *d = jager_reader_type(s->r, ev->type);
-        if (!d || !d->name || strcmp(d->name, "sampler.sample") != 0) s->left_plugin++; /* said at the end */
+        if (!d || !d->name || !jp_is(d->name, &jp_sampler, JP_SAMPLER_SAMPLE)) s->left_plugin++; /* said at the end */
         return ss_samples_event(s->samples, ev);
     }
     if (ev->type != JAGER_EV_SPAN || (size_t)ev->rec->words * 8u < sizeof(jager_rec_span)) {

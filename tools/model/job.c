@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "jager.h"
+#include "plugin_events.h"
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -82,7 +83,7 @@ static int add_part(builder *b, const char *label, int64_t rank, const uint8_t *
     p->rank = rank;
     if (rank < 0) { /* a plain recording: its rank from the mpi plugin's metadata, else the core's
                      * (the launcher's rank variable, read before MPI_Init) */
-        const char *v = jager_reader_meta(p->r, "mpi.rank");
+        const char *v = jager_reader_meta(p->r, jp_mpi_meta[JP_MPI_META_RANK]);
         if (!v || !*v) v = jager_reader_meta(p->r, "process.rank");
         char *end;
         if (v && *v) {
@@ -90,7 +91,7 @@ static int add_part(builder *b, const char *label, int64_t rank, const uint8_t *
             if (!*end && x >= 0) p->rank = x;
         }
     }
-    const char *ws = jager_reader_meta(p->r, "mpi.world_size");
+    const char *ws = jager_reader_meta(p->r, jp_mpi_meta[JP_MPI_META_WORLD_SIZE]);
     if (ws && !j->world_size) j->world_size = strtoll(ws, NULL, 10);
     j->n++;
     return 0;

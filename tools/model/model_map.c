@@ -150,7 +150,7 @@ void jm_pool_free(jm_pool *p)
     p->size = size;
 }
 
-int jm_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+int jm_grow(void **arr, uint32_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return 0;
     uint64_t n = *cap ? *cap : 8;

@@ -29,6 +29,11 @@ void jm_map_clear(jm_map *m);
 /** Free its storage (a zeroed map is fine). */
 void jm_map_free(jm_map *m);
 
+/** The tools' growable array: grow \p arr (elements of \p elem bytes, \p cap of them) by
+ *  doubling so that it holds at least \p need; new elements are zeroed. \return 0, or -1 on
+ *  out of memory or past UINT32_MAX elements (\p arr and \p cap unchanged then). */
+int jm_grow(void **arr, uint32_t *cap, size_t need, size_t elem);
+
 /** A keyed pool: records of \p size bytes found by (a, b) through a jm_map and kept
  *  densely in rec (index 0 .. n-1); removing one moves the last into its place. For
  *  the state of open spans waiting for their end. Zero it and set size before first use. */

@@ -149,7 +149,7 @@ static int read_part(jm_mpi *m, const jm_job *j, uint32_t p, vec *calls, vec *re
     uint16_t tq = jager_reader_type_by_name(r, jp_name(&jp_mpi, JP_MPI_REQUEST));
     uint16_t tk = jager_reader_type_by_name(r, jp_name(&jp_mpi, JP_MPI_CLOCK));
     /* rusage.thread: tid, cpu_ns, sys_ns, runq_ns, … (docs/rusage.md; model_rusage.c reads the same) */
-    uint16_t tr = jager_reader_type_by_name(r, "rusage.thread");
+    uint16_t tr = jager_reader_type_by_name(r, jp_name(&jp_rusage, JP_RUSAGE_THREAD));
     if (!tr) tr = UINT16_MAX;
     uint32_t fc[JP_MC_NFIELDS], fq[JP_MQ_NFIELDS], fk[JP_MK_NFIELDS];
     size_t c_from = calls->n, q_from = reqs->n;
@@ -163,10 +163,11 @@ static int read_part(jm_mpi *m, const jm_job *j, uint32_t p, vec *calls, vec *re
         const jager_rec_plugin *pr = (const jager_rec_plugin *)ev.rec;
         uint32_t nf = ev.rec->words > 2 ? ev.rec->words - 2u : 0;
         if (ev.type == tr) {
-            if (nf < 4) continue;
+            if (nf < JP_RT_RUNQ_NS + 1) continue;
             jm_mpi_ru *u = vec_push(rus);
             if (!u) return -1;
-            *u = (jm_mpi_ru){p, pr->fields[0], pr->time_ns, (double)pr->fields[3], (double)pr->fields[1]};
+            *u = (jm_mpi_ru){p, pr->fields[JP_RT_OS_TID], pr->time_ns, (double)pr->fields[JP_RT_RUNQ_NS],
+                             (double)pr->fields[JP_RT_CPU_NS]};
             continue;
         }
         const jager_type_desc *d = jager_reader_type(r, ev.type);

@@ -10,8 +10,6 @@
 
 #include "model_map.h" /* the map (a, b) → uint32, public: the export and report layers use it too */
 
-/** Grow an array so that it holds at least \p need elements. \return 0 or -1 (OOM). */
-int jm_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem);
 
 /* ---- model_samples.c ---- */
 void jm_samples_add(jm_model *m, uint64_t stack, uint64_t site, uint64_t weight, uint64_t cpu_ns);

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "model_priv.h"
-
-enum { F_TID, F_CPU, F_SYS, F_RUNQ, F_MINFLT, F_MAJFLT, F_VCSW, F_IVCSW, NF };
+#include "plugin_events.h"
 
 typedef struct reading {
     uint64_t t;
@@ -54,8 +53,8 @@ static series *series_of(pass *p, uint64_t tid)
 static int add_reading(pass *p, const jager_event *ev)
 {
     const jager_rec_plugin *r = (const jager_rec_plugin *)ev->rec;
-    if ((size_t)ev->rec->words * 8u < sizeof *r + NF * 8u) return 0;
-    series *s = series_of(p, r->fields[F_TID]);
+    if ((size_t)ev->rec->words * 8u < sizeof *r + JP_RT_NFIELDS * 8u) return 0;
+    series *s = series_of(p, r->fields[JP_RT_OS_TID]);
     if (!s) return -1;
     if (s->n == s->cap) {
         size_t c = s->cap ? s->cap * 2 : 256;
@@ -66,12 +65,12 @@ static int add_reading(pass *p, const jager_event *ev)
     }
     reading *d = &s->r[s->n];
     d->t = ev->time_ns;
-    d->v[JM_RU_CPU] = (double)r->fields[F_CPU];
-    d->v[JM_RU_SYS] = (double)r->fields[F_SYS];
-    d->v[JM_RU_RUNQ] = (double)r->fields[F_RUNQ];
-    d->v[JM_RU_MINFLT] = (double)r->fields[F_MINFLT];
-    d->v[JM_RU_MAJFLT] = (double)r->fields[F_MAJFLT];
-    d->v[JM_RU_IVCSW] = (double)r->fields[F_IVCSW];
+    d->v[JM_RU_CPU] = (double)r->fields[JP_RT_CPU_NS];
+    d->v[JM_RU_SYS] = (double)r->fields[JP_RT_SYS_NS];
+    d->v[JM_RU_RUNQ] = (double)r->fields[JP_RT_RUNQ_NS];
+    d->v[JM_RU_MINFLT] = (double)r->fields[JP_RT_MINFLT];
+    d->v[JM_RU_MAJFLT] = (double)r->fields[JP_RT_MAJFLT];
+    d->v[JM_RU_IVCSW] = (double)r->fields[JP_RT_IVCSW];
     /* readings of one thread come in order from one plugin thread; keep them sorted anyway */
     if (s->n && s->r[s->n - 1].t > d->t) return 0;
     s->n++;
@@ -140,8 +139,8 @@ int jm_rusage_finish(jm_model *m)
 {
     jm_rusage *ru = &m->rusage;
     jager_reader *r = m->reader;
-    uint16_t t_thread = jager_reader_type_by_name(r, "rusage.thread");
-    uint16_t t_info = jager_reader_type_by_name(r, "rusage.info");
+    uint16_t t_thread = jager_reader_type_by_name(r, jp_name(&jp_rusage, JP_RUSAGE_THREAD));
+    uint16_t t_info = jager_reader_type_by_name(r, jp_name(&jp_rusage, JP_RUSAGE_INFO));
     if (!t_thread || !m->nsites) return 0;
     int have = 0;
     for (uint32_t i = 0; i < m->ntypes; i++) {
@@ -161,9 +160,9 @@ int jm_rusage_finish(jm_model *m)
         if (ev.type == t_thread && add_reading(&p, &ev) != 0) goto out;
         if (ev.type == t_info && (size_t)ev.rec->words * 8u >= sizeof(jager_rec_plugin) + 3 * 8u) {
             const uint64_t *f = ((const jager_rec_plugin *)ev.rec)->fields;
-            ru->interval_ns = f[0];
-            ru->fault_ns = f[1];
-            ru->has_runq = f[2] != 0;
+            ru->interval_ns = f[JP_RI_INTERVAL_NS];
+            ru->fault_ns = f[JP_RI_FAULT_NS];
+            ru->has_runq = f[JP_RI_SCHEDSTAT] != 0;
         }
     }
     for (uint32_t i = 0; i < m->nthreads; i++)

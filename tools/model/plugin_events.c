@@ -82,4 +82,30 @@ static const jp_event mpi_events[JP_MPI_NEVENTS] = {
 };
 const jp_plugin jp_mpi = {"mpi", "mpi.", mpi_events, JP_MPI_NEVENTS};
 
+const char *const jp_mpi_meta[JP_MPI_META_NKEYS] = {
+    [JP_MPI_META_RANK] = "mpi.rank",
+    [JP_MPI_META_WORLD_SIZE] = "mpi.world_size",
+    [JP_MPI_META_HOST] = "mpi.host",
+    [JP_MPI_META_TRACE_ID] = "mpi.trace_id",
+};
+
+static const jp_event rusage_events[JP_RUSAGE_NEVENTS] = {
+    [JP_RUSAGE_THREAD] = {"rusage.thread",
+                          {"os_tid", "cpu_ns", "sys_ns", "runq_ns", "minflt", "majflt", "vcsw", "ivcsw"}},
+    [JP_RUSAGE_INFO] = {"rusage.info", {"interval_ns", "fault_ns", "schedstat", "samples", "threads"}},
+};
+const jp_plugin jp_rusage = {"rusage", "rusage.", rusage_events, JP_RUSAGE_NEVENTS};
+
+static const jp_event otel_events[JP_OTEL_NEVENTS] = {
+    [JP_OTEL_EXPORT] = {"otel.export", {"signal", "metric", "error_type", "value"}},
+};
+const jp_plugin jp_otel = {"otel", "otel.", otel_events, JP_OTEL_NEVENTS};
+
 const char *const jp_julia_gc_keys[JP_JGC_NKEYS] = {"gc.allocated_bytes", "gc.pauses", "gc.time_ns", "gc.full_sweeps"};
+
+int jp_julia_gc_key(const char *key, size_t len)
+{
+    for (int i = 0; i < JP_JGC_NKEYS; i++)
+        if (strlen(jp_julia_gc_keys[i]) == len && !memcmp(jp_julia_gc_keys[i], key, len)) return i;
+    return -1;
+}

@@ -1,7 +1,8 @@
 /* The events of the project's own plugins that the tools read — one table per plugin
- * (plugins/gc/gc_plugin.c, plugins/dispatch/dispatch_plugin.c register them). Every tool
- * names these types and fields through the tables, never as string literals, so a renamed
- * field is changed here once. A recording's types are still looked up by name at run time
+ * (plugins/<name>/ register them: gc, dispatch, cuda, openmp, sampler, mpi, rusage, otel),
+ * the mpi plugin's run metadata keys and the Julia binding's GC attribute keys. Every tool
+ * names these types, fields and keys through the tables, never as string literals, so a
+ * renamed one is changed here once. A recording's types are still looked up by name at run time
  * (ids differ per file), and a field a file lacks reads as absent.
  *
  * Part of the model layer (tools/README.md); export and report use it too. */
@@ -114,9 +115,28 @@ enum { JP_MK_PHASE, JP_MK_OFFSET_NS, JP_MK_ERROR_NS, JP_MK_OK, JP_MK_NFIELDS };
 /** mpi.rank: the rank's span. */
 enum { JP_MR_RANK, JP_MR_SIZE, JP_MR_DURATION_NS, JP_MR_NFIELDS };
 extern const jp_plugin jp_mpi;
+/** The run metadata keys of the mpi plugin that the tools read (jager_reader_meta()). */
+enum { JP_MPI_META_RANK, JP_MPI_META_WORLD_SIZE, JP_MPI_META_HOST, JP_MPI_META_TRACE_ID, JP_MPI_META_NKEYS };
+extern const char *const jp_mpi_meta[JP_MPI_META_NKEYS];
+/* ---- rusage (plugins/rusage, docs/rusage.md) ---- */
+enum jp_rusage_event { JP_RUSAGE_THREAD, JP_RUSAGE_INFO, JP_RUSAGE_NEVENTS };
+/** rusage.thread: one thread's cumulative readings (emitted from the plugin's timer). */
+enum { JP_RT_OS_TID, JP_RT_CPU_NS, JP_RT_SYS_NS, JP_RT_RUNQ_NS, JP_RT_MINFLT, JP_RT_MAJFLT, JP_RT_VCSW, JP_RT_IVCSW,
+       JP_RT_NFIELDS };
+/** rusage.info: the plugin's settings and what it measured at start. */
+enum { JP_RI_INTERVAL_NS, JP_RI_FAULT_NS, JP_RI_SCHEDSTAT, JP_RI_SAMPLES, JP_RI_THREADS };
+extern const jp_plugin jp_rusage;
+/* ---- otel (plugins/otel, docs/otel.md) ---- */
+enum jp_otel_event { JP_OTEL_EXPORT, JP_OTEL_NEVENTS };
+/** otel.export: one count of the exporter (signal, metric and error type are strings). */
+enum { JP_OX_SIGNAL, JP_OX_METRIC, JP_OX_ERROR_TYPE, JP_OX_VALUE };
+extern const jp_plugin jp_otel;
 /* ---- the Julia binding's GC counters (bindings/julia) ---- */
 /** i64 attributes on log records and marks, process totals read at the event; the report
  *  and the chrome export chart each as the counter series "julia.<key>". */
 enum { JP_JGC_ALLOCATED_BYTES, JP_JGC_PAUSES, JP_JGC_TIME_NS, JP_JGC_FULL_SWEEPS, JP_JGC_NKEYS };
 extern const char *const jp_julia_gc_keys[JP_JGC_NKEYS];
+/** Which of jp_julia_gc_keys the attribute key \p key (\p len bytes, not NUL-terminated)
+ *  is, or -1. */
+int jp_julia_gc_key(const char *key, size_t len);
 #endif

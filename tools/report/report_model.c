@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin_events.h"
 #include "toolutil.h"
 
 static void key_str(FILE *out, const char *key, const char *value)
@@ -157,7 +158,7 @@ static void name_input(rm_input *in)
     static const char *const host_keys[] = {"host.name", "host", NULL};
     static const char *const exe_keys[] = {"process.executable", "process.executable.name", "process.name", NULL};
     static const char *const pid_keys[] = {"process.pid", "pid", NULL};
-    static const char *const rank_keys[] = {"mpi.rank", NULL};
+    const char *const rank_keys[] = {jp_mpi_meta[JP_MPI_META_RANK], NULL};
     const jager_reader *r = in->m->reader;
     const char *host = meta_any(r, host_keys), *exe = meta_any(r, exe_keys), *pid = meta_any(r, pid_keys);
     char process[512];

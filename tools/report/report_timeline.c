@@ -24,75 +24,22 @@ const rt_gc_series_desc rt_jgc_series[RT_JGC_SERIES] = {
     {3, "julia.gc.full_sweeps", ""},
 };
 
-/* ---- growable arrays ---- */
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
+/* Arrays grow through the tools' jm_grow (model_map.h). */
 static int ev_push(rt_evlist *l, rt_ev e)
 {
-    if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) return -1;
+    if (jm_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) return -1;
     l->v[l->n++] = e;
     return 0;
 }
 
-/* ---- strings ---- */
-static uint64_t hash_bytes(const char *s, size_t n)
+/* ---- strings: the tools' string dictionary (util/strdict.h) ---- */
+/* Index of \p s (n bytes) in the display strings, adding it when new; UINT32_MAX on OOM. */
+static uint32_t strings_put(tu_strdict *st, const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
-static int strings_rehash(rt_strings *st, size_t nslots)
-{
-    uint32_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots) return -1;
-    for (size_t i = 0; i < st->n; i++) {
-        size_t h = hash_bytes(st->v[i].s, st->v[i].len) & (nslots - 1);
-        while (slots[h]) h = (h + 1) & (nslots - 1);
-        slots[h] = (uint32_t)i + 1;
-    }
-    free(st->slots);
-    st->slots = slots;
-    st->nslots = nslots;
-    return 0;
-}
-
-/* Index of \p s (n bytes) in the table, adding a copy when new; UINT32_MAX on OOM. */
-static uint32_t strings_intern(rt_strings *st, const char *s, size_t n)
-{
-    if (!s) { s = ""; n = 0; }
-    if ((st->n + 1) * 2 > st->nslots && strings_rehash(st, st->nslots ? st->nslots * 2 : 256)) return UINT32_MAX;
-    size_t h = hash_bytes(s, n) & (st->nslots - 1);
-    while (st->slots[h]) {
-        uint32_t i = st->slots[h] - 1;
-        if (st->v[i].len == n && !memcmp(st->v[i].s, s, n)) return i;
-        h = (h + 1) & (st->nslots - 1);
-    }
-    if (grow((void **)&st->v, &st->cap, st->n + 1, sizeof *st->v)) return UINT32_MAX;
-    char *copy = malloc(n + 1);
-    if (!copy) return UINT32_MAX;
-    memcpy(copy, s, n);
-    copy[n] = 0;
-    st->v[st->n] = (rt_str){copy, (uint32_t)n};
-    st->slots[h] = (uint32_t)st->n + 1;
-    return (uint32_t)st->n++;
-}
-
-static void strings_free(rt_strings *st)
-{
-    for (size_t i = 0; i < st->n; i++) free(st->v[i].s);
-    free(st->v);
-    free(st->slots);
+    if (!s) n = 0;
+    if (n > UINT32_MAX) return UINT32_MAX;
+    int64_t i = tu_strdict_put(st, s ? s : "", (uint32_t)n);
+    return i < 0 ? UINT32_MAX : (uint32_t)i;
 }
 
 /* ---- building ---- */
@@ -155,7 +102,7 @@ static rt_lane *task_lane(rt_data *d, uint64_t task, uint32_t thread)
     uint32_t at = jm_map_get(&d->task_ix, task, 0);
     rt_lane *l = at != JM_NONE ? d->tlanes[at] : NULL;
     if (!l) {
-        if (grow((void **)&d->tlanes, &d->captlanes, d->ntlanes + 1, sizeof *d->tlanes)) return NULL;
+        if (jm_grow((void **)&d->tlanes, &d->captlanes, d->ntlanes + 1, sizeof *d->tlanes)) return NULL;
         if (!(l = calloc(1, sizeof *l))) return NULL;
         if (jm_map_put(&d->task_ix, task, 0, (uint32_t)d->ntlanes)) {
             free(l);
@@ -187,7 +134,7 @@ static int add_task(rt_data *d, const jager_event *ev)
     rt_thread_tasks *t = thread_tasks(d, ev->thread);
     if (!t) return -1;
     t->cur = k->task;
-    if (grow((void **)&t->sw, &t->cap, t->n + 1, sizeof *t->sw)) return -1;
+    if (jm_grow((void **)&t->sw, &t->cap, t->n + 1, sizeof *t->sw)) return -1;
     t->sw[t->n++] = (rt_switch){k->time_ns, k->task};
     return 0;
 }
@@ -211,12 +158,9 @@ static int add_gc_attrs(rt_data *d, const uint8_t *a, const uint8_t *ae, uint64_
 {
     jager_attr_view v;
     while (a && a < ae && jager_attr_next(&a, ae, &v) == 1) {
-        if (v.kind != JAGER_ATTR_I64 || v.key_len < 4 || memcmp(v.key, "gc.", 3)) continue;
-        for (uint32_t i = 0; i < RT_JGC_SERIES; i++)
-            if (strlen(jp_julia_gc_keys[i]) == v.key_len && !memcmp(jp_julia_gc_keys[i], v.key, v.key_len)) {
-                if (push_sample(d, RT_JGC_SERIES_ID + i, t, (double)v.i64, thread)) return -1;
-                break;
-            }
+        int i = v.kind == JAGER_ATTR_I64 ? jp_julia_gc_key(v.key, v.key_len) : -1;
+        if (i >= 0 && i < RT_JGC_SERIES && push_sample(d, RT_JGC_SERIES_ID + (uint32_t)i, t, (double)v.i64, thread))
+            return -1;
     }
     return 0;
 }
@@ -268,12 +212,12 @@ static int push_sample(rt_data *d, uint32_t id, uint64_t t, double v, uint32_t t
     for (size_t i = 0; i < d->ncounters; i++)
         if (d->counters[i].id == id) { ct = &d->counters[i]; break; }
     if (!ct) {
-        if (grow((void **)&d->counters, &d->capcounters, d->ncounters + 1, sizeof *d->counters)) return -1;
+        if (jm_grow((void **)&d->counters, &d->capcounters, d->ncounters + 1, sizeof *d->counters)) return -1;
         ct = &d->counters[d->ncounters++];
         memset(ct, 0, sizeof *ct);
         ct->id = id;
     }
-    if (grow((void **)&ct->s, &ct->cap, ct->n + 1, sizeof *ct->s)) return -1;
+    if (jm_grow((void **)&ct->s, &ct->cap, ct->n + 1, sizeof *ct->s)) return -1;
     ct->s[ct->n++] = (rt_sample){t, v, thread};
     note_time(d, t, t);
     return 0;
@@ -338,7 +282,7 @@ static int add_plugin_event(rt_data *d, const jager_event *ev)
         if (w < 0) break;
         o += (size_t)w < sizeof text - o ? (size_t)w : sizeof text - o - 1;
     }
-    uint32_t si = strings_intern(&d->strings, text, strlen(text));
+    uint32_t si = strings_put(&d->strings, text, strlen(text));
     if (si == UINT32_MAX) return -1;
     d->plugin_marks++;
     return ev_push(&l->marks, (rt_ev){p->time_ns, 0, si, 0});
@@ -360,7 +304,7 @@ int rt_add(rt_data *d, const jager_event *ev)
         if (d->kept >= d->o.max_kept) { d->not_kept++; return 0; } /* memory bound, see rt_opts */
         if (!(l = event_lane(d, ev->thread))) return -1;
         d->kept++;
-        if (grow((void **)&l->spans, &l->cap, l->n + 1, sizeof *l->spans)) return -1;
+        if (jm_grow((void **)&l->spans, &l->cap, l->n + 1, sizeof *l->spans)) return -1;
         uint64_t end = s->end_ns >= s->start_ns ? s->end_ns : s->start_ns;
         l->spans[l->n++] = (rt_span){s->start_ns, end, h->aux, 0, 0};
         note_time(d, s->start_ns, end);
@@ -384,7 +328,7 @@ int rt_add(rt_data *d, const jager_event *ev)
             body = cut;
             len = RT_LOG_BODY_MAX + 3;
         }
-        uint32_t si = strings_intern(&d->strings, body, len);
+        uint32_t si = strings_put(&d->strings, body, len);
         if (si == UINT32_MAX) return -1;
         return ev_push(&l->logs, (rt_ev){lg->time_ns, 0, si, h->aux & 0xffu});
     }
@@ -397,7 +341,7 @@ int rt_add(rt_data *d, const jager_event *ev)
                          ev->thread))
             return -1;
         const char *name = d->r ? jager_reader_string(d->r, h->aux) : NULL;
-        uint32_t si = strings_intern(&d->strings, name ? name : "?", name ? strlen(name) : 1);
+        uint32_t si = strings_put(&d->strings, name ? name : "?", name ? strlen(name) : 1);
         if (si == UINT32_MAX) return -1;
         note_time(d, mk->time_ns, mk->time_ns);
         return ev_push(&l->marks, (rt_ev){mk->time_ns, 0, si, 0});
@@ -416,7 +360,7 @@ int rt_add(rt_data *d, const jager_event *ev)
         uint64_t tid = 0;
         if (!plugin_field(h, d->gc_dur, &v)) return 0;
         plugin_field(h, d->gc_tid, &tid);
-        if (grow((void **)&d->gcp, &d->capgcp, d->ngcp + 1, sizeof *d->gcp)) return -1;
+        if (jm_grow((void **)&d->gcp, &d->capgcp, d->ngcp + 1, sizeof *d->gcp)) return -1;
         d->gcp[d->ngcp++] = (rt_gcp){p->time_ns, v, tid, ev->thread};
         note_time(d, p->time_ns, p->time_ns + v);
         return 0;
@@ -433,7 +377,7 @@ int rt_add(rt_data *d, const jager_event *ev)
         plugin_field(h, d->cc_sig, &sig);
         if (!(l = event_lane(d, ev->thread))) return -1;
         const char *text = d->r && sig <= UINT32_MAX ? jager_reader_string(d->r, (uint32_t)sig) : NULL;
-        uint32_t si = strings_intern(&d->strings, text ? text : "", text ? strlen(text) : 0);
+        uint32_t si = strings_put(&d->strings, text ? text : "", text ? strlen(text) : 0);
         if (si == UINT32_MAX) return -1;
         /* the plugin stamps a compile when it is seen, after it ran: draw it ending there */
         uint64_t dur = v + inf, t = p->time_ns > dur ? p->time_ns - dur : 0;
@@ -483,11 +427,12 @@ static int sample_cmp(const void *a, const void *b)
 static int lane_depths(rt_lane *l)
 {
     uint64_t *stack = NULL;
-    size_t top = 0, cap = 0;
+    size_t top = 0;
+    uint32_t cap = 0;
     for (size_t i = 0; i < l->n; i++) {
         rt_span *s = &l->spans[i];
         while (top && stack[top - 1] <= s->start) top--;
-        if (grow((void **)&stack, &cap, top + 1, sizeof *stack)) { free(stack); return -1; }
+        if (jm_grow((void **)&stack, &cap, top + 1, sizeof *stack)) { free(stack); return -1; }
         if (top < RT_MAX_DEPTH) s->depth = (uint16_t)top;
         else { s->depth = RT_MAX_DEPTH; l->too_deep++; } /* counted, not drawn */
         stack[top++] = s->end;
@@ -524,7 +469,7 @@ static uint64_t select_kth(uint64_t *a, size_t n, size_t k)
 static int block_close(rt_lane *l, rt_block *b)
 {
     if (!b->count) return 0;
-    if (grow((void **)&l->blocks, &l->capblocks, l->nblocks + 1, sizeof *l->blocks)) return -1;
+    if (jm_grow((void **)&l->blocks, &l->capblocks, l->nblocks + 1, sizeof *l->blocks)) return -1;
     l->blocks[l->nblocks++] = *b;
     b->count = 0;
     return 0;
@@ -603,7 +548,7 @@ static int lane_busier(const void *a, const void *b)
 static int evlist_append(rt_evlist *to, const rt_evlist *from)
 {
     if (!from->n) return 0;
-    if (grow((void **)&to->v, &to->cap, to->n + from->n, sizeof *to->v)) return -1;
+    if (jm_grow((void **)&to->v, &to->cap, to->n + from->n, sizeof *to->v)) return -1;
     memcpy(to->v + to->n, from->v, from->n * sizeof *from->v);
     to->n += from->n;
     return 0;
@@ -634,7 +579,7 @@ static int fold_tasks(rt_data *d)
     o->thread = d->tlanes[RT_MAX_TASK_LANES]->thread;
     for (size_t i = RT_MAX_TASK_LANES; i < d->ntlanes; i++) {
         rt_lane *l = d->tlanes[i];
-        if (grow((void **)&o->spans, &o->cap, o->n + l->n, sizeof *o->spans)) goto oom;
+        if (jm_grow((void **)&o->spans, &o->cap, o->n + l->n, sizeof *o->spans)) goto oom;
         if (l->n) memcpy(o->spans + o->n, l->spans, l->n * sizeof *l->spans);
         o->n += l->n;
         if (evlist_append(&o->gc, &l->gc) || evlist_append(&o->cc, &l->cc) || evlist_append(&o->logs, &l->logs) ||
@@ -804,7 +749,7 @@ void rt_free(rt_data *d)
     for (size_t i = 0; i < d->ncounters; i++) free(d->counters[i].s);
     free(d->gcp);
     free(d->counters);
-    strings_free(&d->strings);
+    tu_strdict_free(&d->strings);
     free(d->type_kind);
     free(d);
 }

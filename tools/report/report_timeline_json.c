@@ -253,15 +253,17 @@ int rt_write_counters(const rt_data *d, FILE *out, const rt_json_ctx *c, int *fi
 
 int rt_write_strings(const rt_data *d, FILE *out, int *first)
 {
-    for (size_t i = 0; i < d->strings.n; i++) {
+    for (uint32_t i = 0; i < d->strings.count; i++) {
+        uint32_t len;
+        const char *s = tu_strdict_get(&d->strings, i, &len);
         if (!*first) fputc(',', out);
         *first = 0;
-        tu_json_str(out, d->strings.v[i].s, d->strings.v[i].len);
+        tu_json_str(out, s, len);
     }
     return ferror(out) ? -1 : 0;
 }
 
-uint32_t rt_string_count(const rt_data *d) { return (uint32_t)d->strings.n; }
+uint32_t rt_string_count(const rt_data *d) { return d->strings.count; }
 
 int rt_write_json(const rt_data *d, FILE *out, uint64_t t0, uint32_t proc)
 {

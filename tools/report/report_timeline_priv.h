@@ -8,6 +8,7 @@
 #include "model_map.h"
 #include "plugin_events.h"
 #include "report_timeline.h"
+#include "strdict.h"
 
 #define RT_LOG_BODY_MAX 1024u /* bytes of a log message shown in the report */
 
@@ -58,7 +59,8 @@ typedef struct rt_ev {
 
 typedef struct rt_evlist {
     rt_ev *v;
-    size_t n, cap;
+    size_t n;
+    uint32_t cap;
 } rt_evlist;
 
 /* A lane is a thread's (events emitted while no task was set on it) or a task's (jager_task_set:
@@ -70,9 +72,11 @@ typedef struct rt_lane {
     uint32_t nthreads, more_threads;
     uint64_t folded_tasks; /* the "other tasks" lane: how many tasks it holds */
     rt_span *spans;
-    size_t n, cap;
+    size_t n;
+    uint32_t cap;
     rt_block *blocks;
-    size_t nblocks, capblocks;
+    size_t nblocks;
+    uint32_t capblocks;
     rt_evlist gc, cc, logs, marks;
     uint64_t raw, merged, too_deep, logs_dropped;
 } rt_lane;
@@ -93,21 +97,10 @@ typedef struct rt_gcp {
 typedef struct rt_counter {
     uint32_t id; /* core counter id, or RT_GC_SERIES_ID + index for gc.sample series */
     rt_sample *s;
-    size_t n, cap;
+    size_t n;
+    uint32_t cap;
 } rt_counter;
 
-/* Interned display strings (log bodies, signatures, mark names), deduplicated by hash. */
-typedef struct rt_str {
-    char *s;
-    uint32_t len;
-} rt_str;
-
-typedef struct rt_strings {
-    rt_str *v;
-    size_t n, cap;
-    uint32_t *slots; /* open addressing: index + 1, 0 empty */
-    size_t nslots;
-} rt_strings;
 
 /* A thread's task switches (task records), in its record order, for placing GC pauses. */
 typedef struct rt_switch {
@@ -117,7 +110,8 @@ typedef struct rt_switch {
 typedef struct rt_thread_tasks {
     uint64_t cur; /* the task now set on the thread (0: none) */
     rt_switch *sw;
-    size_t n, cap;
+    size_t n;
+    uint32_t cap;
 } rt_thread_tasks;
 
 struct rt_data {
@@ -126,19 +120,22 @@ struct rt_data {
     rt_lane **lanes; /* by thread index (tu_thread_index_ok) */
     size_t nlanes;
     rt_lane **tlanes; /* task lanes, in order of first sight (sorted by task id in rt_finish) */
-    size_t ntlanes, captlanes;
+    size_t ntlanes;
+    uint32_t captlanes;
     jm_map task_ix;   /* task id -> index in tlanes */
     rt_thread_tasks *tt; /* by thread index */
     size_t ntt;
     uint64_t bad_thread; /* events left out: a thread index the file's table lacks, too large to index */
     rt_counter *counters;
-    size_t ncounters, capcounters;
-    rt_strings strings;
+    size_t ncounters;
+    uint32_t capcounters;
+    tu_strdict strings; /* display strings (log bodies, signatures, mark names), deduplicated */
     uint8_t *type_kind; /* per type id: an rt_type_kind */
     uint32_t gc_dur, gc_tid, cc_dur, cc_inf, cc_sig; /* field indices, UINT32_MAX if absent */
     uint32_t gs_field[RT_GC_SERIES];                 /* gc.sample field of each series */
     rt_gcp *gcp;
-    size_t ngcp, capgcp;
+    size_t ngcp;
+    uint32_t capgcp;
     uint64_t first_ns, last_ns;
     uint64_t threshold, quantum;
     uint64_t kept, not_kept;

@@ -1,5 +1,5 @@
 # reader.jl — the one .jgr reader of the Julia tests (runtests.jl, dispatch_tests.jl,
-# gc_tests.jl and the benchmarks), over libjager's jager_reader_* functions
+# gc_tests.jl, tests/sampler/sampler_julia.jl and the benchmarks: bench/gc/gc_bench.jl), over libjager's jager_reader_* functions
 # (sdk/include/jager_reader.h). It returns plain Julia values, so the tests assert on what
 # the file holds, not on what the binding believes it wrote: the core's events, the site
 # table and its exact aggregates, the metadata, plugin events decoded by their

@@ -105,21 +105,20 @@ static int absorb_meta(jager_reader *r, rd_cur *c)
     return 0;
 }
 
+/* types and tfast, indexed by a type id (16 bits: at most 65536 entries), both with room
+ * for ntypes. When the second fails the first keeps its larger block, unused past ntypes. */
 static int types_reserve(jager_reader *r, uint32_t id)
 {
     if (id < r->ntypes) return 0;
-    uint32_t n = r->ntypes ? r->ntypes : 512;
-    while (n <= id) n *= 2;
-    if (n > 65536) n = 65536;
-    rd_type **t = realloc(r->types, n * sizeof *t);
+    if (id > UINT16_MAX) return -1;
+    size_t tcap = r->ntypes, fcap = r->ntypes;
+    rd_type **t = jg_grow(r->types, &tcap, (size_t)id + 1, sizeof *t, 512);
     if (!t) return -1;
     r->types = t;
-    rd_tfast *f = realloc(r->tfast, n * sizeof *f);
+    rd_tfast *f = jg_grow(r->tfast, &fcap, (size_t)id + 1, sizeof *f, 512);
     if (!f) return -1;
     r->tfast = f;
-    memset(r->types + r->ntypes, 0, (n - r->ntypes) * sizeof *t);
-    memset(r->tfast + r->ntypes, 0, (n - r->ntypes) * sizeof *f);
-    r->ntypes = n;
+    r->ntypes = (uint32_t)fcap;
     return 0;
 }
 
@@ -460,13 +459,9 @@ static int absorb_stats(jager_reader *r, rd_cur *c)
             return entry_bad(r, JG_BLOCK_STATS, i);
         if (site == 0 || site >= st->site_limit || (st->nsites && site <= st->sites[st->nsites - 1].site))
             return jg_rd_fail(r, JAGER_E_FORMAT, "STATS block: site %u out of order or out of range", site);
-        if (st->nsites == st->sites_cap) {
-            size_t cap = st->sites_cap ? st->sites_cap * 2 : 64;
-            rd_site_stat *e = realloc(st->sites, cap * sizeof *e);
-            if (!e) return oom(r);
-            st->sites = e;
-            st->sites_cap = cap;
-        }
+        rd_site_stat *grown = jg_grow(st->sites, &st->sites_cap, st->nsites + 1, sizeof *grown, 64);
+        if (!grown) return oom(r);
+        st->sites = grown;
         rd_site_stat *e = &st->sites[st->nsites];
         memset(e, 0, sizeof *e);
         e->site = site;
@@ -474,16 +469,15 @@ static int absorb_stats(jager_reader *r, rd_cur *c)
             uint64_t v = cur64(c);
             if (k < JG_STATS_SITE_VALUES) e->v[k] = v;
         }
-        if (st->nhb + nb > st->hb_cap) {
-            size_t cap = st->hb_cap ? st->hb_cap : 256;
-            while (cap < st->nhb + nb) cap *= 2;
-            uint32_t *bi = realloc(st->hb_index, cap * sizeof *bi);
+        if (st->nhb + nb > st->hb_cap) { /* two arrays, one capacity: hb_cap moves once both grew */
+            size_t icap = st->hb_cap, ccap = st->hb_cap;
+            uint32_t *bi = jg_grow(st->hb_index, &icap, st->nhb + nb, sizeof *bi, 256);
             if (!bi) return oom(r);
             st->hb_index = bi;
-            uint64_t *bc = realloc(st->hb_count, cap * sizeof *bc);
+            uint64_t *bc = jg_grow(st->hb_count, &ccap, st->nhb + nb, sizeof *bc, 256);
             if (!bc) return oom(r);
             st->hb_count = bc;
-            st->hb_cap = cap;
+            st->hb_cap = ccap;
         }
         e->hist_at = st->nhb;
         for (uint32_t k = 0; k < nb; k++) {
@@ -531,13 +525,10 @@ static int absorb_paths(jager_reader *r, rd_cur *c)
     }
     if (nv > 1024 || table_count(r, c, JG_BLOCK_PATHS, 8 + 8 * (size_t)nv, &n)) return JAGER_E_FORMAT;
     size_t base = st->n;
-    if (base + n > st->cap) {
-        size_t cap = st->cap ? st->cap : 256;
-        while (cap < base + n) cap *= 2;
-        rd_path *v = realloc(st->v, cap * sizeof *v);
-        if (!v) return oom(r);
-        st->v = v;
-        st->cap = cap;
+    if (base + n > st->cap) { /* (an empty block on an empty array needs nothing) */
+        rd_path *grown = jg_grow(st->v, &st->cap, base + n, sizeof *grown, 256);
+        if (!grown) return oom(r);
+        st->v = grown;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t parent = cur32(c), site = cur32(c);

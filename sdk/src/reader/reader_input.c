@@ -88,9 +88,8 @@ const uint8_t *jg_rd_in_get(jager_reader *r, uint64_t off, size_t n)
             r->in_errno = EFBIG;
             return NULL;
         }
-        size_t cap = r->win_cap ? r->win_cap : RD_WINDOW_MIN;
-        while (cap < end - r->win_off) cap *= 2;
-        uint8_t *w = realloc(r->win, cap);
+        size_t cap = r->win_cap;
+        uint8_t *w = jg_grow(r->win, &cap, (size_t)(end - r->win_off), 1, RD_WINDOW_MIN);
         if (!w) {
             r->in_errno = ENOMEM;
             return NULL;

@@ -1,0 +1,27 @@
+# The recorder's module map (the comment at the top of sdk/src/internal.h) kept true (test
+# `docs_module_map`): every source and header of sdk/src, and every folder below it, is named
+# there, so a maintainer who reads the map sees every file.
+#   cmake -DSRC_DIR=<sdk/src> -P check_module_map.cmake
+cmake_minimum_required(VERSION 3.20)
+file(READ "${SRC_DIR}/internal.h" text)
+string(FIND "${text}" "*/" end)
+string(SUBSTRING "${text}" 0 ${end} map)
+file(GLOB files RELATIVE "${SRC_DIR}" LIST_DIRECTORIES true "${SRC_DIR}/*")
+set(bad 0)
+foreach(f IN LISTS files)
+  if(IS_DIRECTORY "${SRC_DIR}/${f}")
+    set(f "${f}/")
+  elseif(NOT f MATCHES "\\.[ch]$" OR f STREQUAL "internal.h")
+    continue()
+  endif()
+  string(REGEX REPLACE "([.+])" "\\\\\\1" pat "${f}")
+  if(NOT map MATCHES "(^|[ \t\n,;(])${pat}")
+    message(SEND_ERROR "sdk/src/${f} is missing from the module map in sdk/src/internal.h")
+    math(EXPR bad "${bad} + 1")
+  endif()
+endforeach()
+if(bad)
+  message(FATAL_ERROR "${bad} file(s) missing from the module map")
+endif()
+list(LENGTH files n)
+message(STATUS "module map: all ${n} entries of sdk/src named in internal.h")
