@@ -20,9 +20,15 @@ if ! "$cc" -fsanitize=fuzzer "$work/probe.c" -o "$work/probe" >/dev/null 2>&1; t
     echo "SKIP: $cc cannot link libFuzzer (-fsanitize=fuzzer); install libclang-rt-dev"
     exit 77
 fi
+# The sanitizers through the flags, not JAGER_SANITIZE: clang links no sanitizer runtime into
+# a shared library, and the core's modules link with --no-undefined (-shared-libsan gives
+# them the runtime; the fuzzer itself links it statically and loads none of them).
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 if [ ! -f "$work/build/CMakeCache.txt" ]; then
-    cmake -S "$src" -B "$work/build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DJAGER_FUZZ=ON -DJAGER_SANITIZE=address,undefined -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
+    cmake -S "$src" -B "$work/build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJAGER_FUZZ=ON \
+        -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $san" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+        -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined -shared-libsan" \
+        -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined -shared-libsan" \
         -DJAGER_BUILD_PLUGINS=OFF -DJAGER_TEST_UNIT_ONLY=ON >"$work/configure.log" 2>&1 ||
         { cat "$work/configure.log"; rm -f "$work/build/CMakeCache.txt"; exit 1; }
 fi
