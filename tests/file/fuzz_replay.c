@@ -90,6 +90,7 @@ int main(int argc, char **argv)
         replayed++;
         free(names[i]);
     }
+    fuzz_tools_cleanup();
     fprintf(stderr, "fuzz_replay: %zu file(s) through %d commands each\n", replayed, FUZZ_TOOLS_COMMANDS);
     if (replayed < (size_t)atoi(argv[2])) {
         fprintf(stderr, "FAIL: fewer than %s files in %s\n", argv[2], argv[1]);

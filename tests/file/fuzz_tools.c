@@ -11,6 +11,7 @@
  * (tests/file/fuzz-corpus: test_file_fuzz_corpus, built always, also under ASan/UBSan and
  * valgrind). Outputs go to one private folder under $TMPDIR; stdout goes to /dev/null. */
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -101,6 +102,18 @@ int fuzz_tools_run(const uint8_t *data, size_t size, int *codes, int max)
     unlink(in);
     for (int i = 0; i < n && i < max; i++) codes[i] = c[i];
     return n;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void fuzz_tools_cleanup(void)
+{
+    if (work[0]) nftw(work, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    work[0] = 0;
 }
 
 #ifdef FUZZ_TOOLS_LIBFUZZER

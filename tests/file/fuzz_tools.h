@@ -12,4 +12,7 @@
  *  be written to the private folder. */
 int fuzz_tools_run(const uint8_t *data, size_t size, int *codes, int max);
 
+/** Remove the private folder and everything in it (the replay's end). */
+void fuzz_tools_cleanup(void);
+
 #endif
