@@ -75,7 +75,9 @@ int fuzz_tools_run(const uint8_t *data, size_t size, int *codes, int max)
     if (setup()) return -1;
     FILE *f = fopen(in, "wb");
     if (!f) return -1;
-    if ((size && fwrite(data, 1, size, f) != size) | (fclose(f) != 0)) return -1;
+    int bad = size && fwrite(data, 1, size, f) != size;
+    bad |= fclose(f) != 0; /* closed either way */
+    if (bad) return -1;
     char job[4200]; /* not a previous input's: each input reproduces alone */
     snprintf(job, sizeof job, "%s/job.jgr", work);
     unlink(job);
