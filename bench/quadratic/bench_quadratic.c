@@ -1,8 +1,16 @@
 /* bench_quadratic — the inputs that once cost quadratic time (issue 16 item 12), each at
  * size N and 2N in the same run, side by side: a time ratio near 2 is linear, near 4
- * quadratic. Asserts nothing.
+ * quadratic. Asserts nothing, unless --check.
  *
  *   bench_quadratic [case ...] [--scale F] [--keep]   (--keep: leave the recordings in $TMPDIR)
+ *   bench_quadratic --check R [--scale F] [case ...]
+ *
+ * --check R (the quadratic_bound test): CPU time only (the child's user + system, from
+ * wait4/RUSAGE_CHILDREN: not disturbed by other work on a loaded machine as wall time is),
+ * the least of 2 runs of each side, every command of the check list below (more commands
+ * than the bench rows: the metadata keys through every command). N doubles until the N run
+ * takes 50 ms of CPU (a ratio of smaller times is noise). Exit 1 when some 2N/N ratio
+ * exceeds R on two measurements in a row (linear: ~2, quadratic: ~4).
  *
  * cases (default: all), with N at scale 1:
  *   meta_host  N = 30000  jager_metadata_set of N distinct keys in the host while recording (a
@@ -165,8 +173,15 @@ static double rec_chain(const char *path, unsigned n)
     return rc == 0 && c.k == n ? 0 : -1;
 }
 
-/* Make a recording in a child; returns the host time it measured (or -1). */
-static double record(double (*fn)(const char *, unsigned), const char *path, unsigned n)
+static double ru_cpu(const struct rusage *ru)
+{
+    return (double)ru->ru_utime.tv_sec + (double)ru->ru_stime.tv_sec +
+           1e-6 * (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec);
+}
+
+/* Make a recording in a child; returns the host time it measured (or -1), and the
+ * child's whole CPU time (its threads: the collector's work on the keys included) in *cpu. */
+static double record(double (*fn)(const char *, unsigned), const char *path, unsigned n, double *cpu)
 {
     int p[2];
     if (pipe(p)) return -1;
@@ -182,7 +197,9 @@ static double record(double (*fn)(const char *, unsigned), const char *path, uns
     if (read(p[0], &t, sizeof t) != sizeof t) t = -1;
     close(p[0]);
     int st;
-    waitpid(pid, &st, 0);
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) != pid) return -1;
+    *cpu = ru_cpu(&ru);
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;
 }
 
@@ -190,7 +207,7 @@ static double children_cpu(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec + 1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    return ru_cpu(&ru);
 }
 
 /* Wall time of the command, best of 2; its CPU time (user + system) in *cpu, of that run.
@@ -233,18 +250,168 @@ typedef struct bcase {
     const char *tools[4]; /* "%s" is the recording (and %s.out an output) */
 } bcase;
 
+/* ---- --check: the quadratic_bound test ---- */
+
+typedef struct ccase {
+    const char *name;
+    unsigned n; /* the first N at scale 1; doubled until the N run is long enough to judge */
+    double (*rec)(const char *, unsigned);
+    int host;   /* 1: the recording child's CPU is judged too (the host's jager_*_set/add) */
+    const char *tools[10];
+} ccase;
+
+static const ccase checks[] = {
+    {"meta", 200000, rec_meta, 1, /* the keys set in the host, then read by every command */
+     {"info %s", "summary %s", "hunt %s", "dump %s", "report -o %s.html %s",
+      "export --format chrome -o %s.trace.json %s", "export --format pprof -o %s.pb.gz %s", "merge -o %s.job.jgr %s",
+      "compare %s %s"}},
+    {"symbols", 200000, rec_symbols, 1, {"export --format pprof -o %s.pb.gz %s"}},
+    {"chain", 50000, rec_chain, 0,
+     {"summary %s", "report -o %s.html %s", "export --format speedscope -o %s.ss.json %s", "export --format pprof -o %s.pb.gz %s"}},
+    {"stack", 100000, rec_stack, 0, {"export --format pprof -o %s.pb.gz %s"}},
+    {"sites", 25000, rec_sites, 0, {"report -o %s.html %s", "compare %s %s"}},
+};
+
+static void check_cleanup(char path[2][4096])
+{
+    static const char *suf[] = {"", ".pb.gz", ".cpu.pb.gz", ".ss.json", ".html", ".trace.json", ".job.jgr"};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sizeof suf / sizeof suf[0]; i++) {
+            char o[4200];
+            snprintf(o, sizeof o, "%s%s", path[s], suf[i]);
+            remove(o);
+        }
+}
+
+/* The least CPU time of \p runs runs of `jager ARGS` (the command's exit status ignored beyond
+ * 0..3: a compare of a recording with itself may exit 1, "nothing to compare"). */
+static double tool_cpu(const char *args, int runs)
+{
+    char cmd[8192];
+    const char *cli = getenv("JAGER_BIN") && *getenv("JAGER_BIN") ? getenv("JAGER_BIN") : JAGER_CLI;
+    snprintf(cmd, sizeof cmd, "JAGER_QUIET=1 exec %s %s >/dev/null 2>&1", cli, args);
+    double best = 1e30;
+    for (int i = 0; i < runs; i++) {
+        double c0 = children_cpu();
+        int rc = system(cmd);
+        double c = children_cpu() - c0;
+        if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) > 3) {
+            fprintf(stderr, "quadratic_bound: `%s` failed (%d)\n", cmd, rc);
+            return -1;
+        }
+        if (c < best) best = c;
+    }
+    return best;
+}
+
+/* One item's CPU at N and 2N: the host's (tool NULL: the recordings are made again) or a
+ * command's. */
+static int measure(const ccase *k, const char *tool, char path[2][4096], unsigned n, double cpu[2])
+{
+    for (int s = 0; s < 2; s++) {
+        if (!tool) {
+            double best = 1e30, c;
+            for (int i = 0; i < 2; i++) {
+                if (record(k->rec, path[s], n << s, &c) < 0) return -1;
+                if (c < best) best = c;
+            }
+            cpu[s] = best;
+            continue;
+        }
+        char args[8192];
+        snprintf(args, sizeof args, tool, path[s], path[s]);
+        if ((cpu[s] = tool_cpu(args, 2)) < 0) return -1;
+    }
+    return 0;
+}
+
+static int check(double bound, double scale, const char **only, int nonly)
+{
+    const double min_cpu = 0.05; /* s at N: below, fixed costs and clock ticks blur the ratio */
+    int failed = 0;
+    printf("quadratic_bound: CPU time at N and 2N, least of 2 runs; fails above a ratio of %.2f\n", bound);
+    for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++) {
+        const ccase *k = &checks[c];
+        int want = !nonly;
+        for (int i = 0; i < nonly; i++) want |= !strcmp(only[i], k->name);
+        if (!want) continue;
+        unsigned n = (unsigned)(k->n * scale);
+        if (n < 2) n = 2;
+        char path[2][4096];
+        for (int grow = 0;; grow++) {
+            double cpu[2], least = 1e30;
+            for (int s = 0; s < 2; s++) {
+                snprintf(path[s], sizeof path[s], "%s/quadratic-bound-%d-%s-%u.jgr", dir, (int)getpid(), k->name, n << s);
+                if (record(k->rec, path[s], n << s, &cpu[s]) < 0) {
+                    fprintf(stderr, "quadratic_bound: %s: cannot record %u\n", k->name, n << s);
+                    check_cleanup(path);
+                    return 2;
+                }
+            }
+            /* the smallest N-run CPU of the items decides whether N is large enough */
+            if (k->host && cpu[0] < least) least = cpu[0];
+            for (int t = 0; t < 10 && k->tools[t] && least >= min_cpu; t++) {
+                char args[8192];
+                snprintf(args, sizeof args, k->tools[t], path[0], path[0]);
+                double ct = tool_cpu(args, 1);
+                if (ct < 0) {
+                    check_cleanup(path);
+                    return 2;
+                }
+                if (ct < least) least = ct;
+            }
+            if (least >= min_cpu || grow == 6) break;
+            check_cleanup(path);
+            n *= 2;
+        }
+        for (int t = -1; t < 10; t++) {
+            const char *tool = t < 0 ? NULL : k->tools[t];
+            if (t >= 0 && !tool) break;
+            if (t < 0 && !k->host) continue;
+            char what[128];
+            snprintf(what, sizeof what, "%s: %s%.*s", k->name, tool ? "jager " : "", tool ? (int)strcspn(tool, "%-") : 4,
+                     tool ? tool : "host");
+            char *e = what + strlen(what);
+            while (e > what && e[-1] == ' ') *--e = 0;
+            if (tool && strstr(tool, "--format ")) {
+                const char *f = strstr(tool, "--format ") + 9;
+                snprintf(e, sizeof what - (size_t)(e - what), " %.*s", (int)strcspn(f, " "), f);
+            }
+            double cpu[2], ratio = 0;
+            for (int attempt = 0; attempt < 2; attempt++) { /* a real quadratic fails twice */
+                if (measure(k, tool, path, n, cpu)) {
+                    fprintf(stderr, "quadratic_bound: %s: cannot measure\n", what);
+                    check_cleanup(path);
+                    return 2;
+                }
+                ratio = cpu[0] > 0 ? cpu[1] / cpu[0] : 1e9;
+                if (ratio <= bound) break;
+            }
+            int bad = ratio > bound;
+            printf("%-40s N=%-8u cpu %7.3f s  2N cpu %7.3f s  ratio %5.2f  %s\n", what, n, cpu[0], cpu[1], ratio,
+                   bad ? "FAIL (quadratic?)" : "ok");
+            fflush(stdout);
+            failed |= bad;
+        }
+        check_cleanup(path);
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
-    double scale = 1;
+    double scale = 1, bound = 0;
     int keep = 0;
     const char *only[16];
     int nonly = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scale") && i + 1 < argc) scale = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--check") && i + 1 < argc) bound = atof(argv[++i]);
         else if (!strcmp(argv[i], "--keep")) keep = 1;
         else if (nonly < 16) only[nonly++] = argv[i];
     }
     if (getenv("TMPDIR")) dir = getenv("TMPDIR");
+    if (bound > 0) return check(bound, scale, only, nonly);
     static const bcase cases[] = {
         {"meta_host", 30000, rec_meta, {NULL}},
         {"meta", 100000, rec_meta, {"info %s"}},
@@ -263,10 +430,10 @@ int main(int argc, char **argv)
         unsigned n = (unsigned)(k->n * scale);
         if (n < 2) n = 2;
         char path[2][4096];
-        double host[2];
+        double host[2], hcpu;
         for (int s = 0; s < 2; s++) {
             snprintf(path[s], sizeof path[s], "%s/bench-quadratic-%s-%u.jgr", dir, k->name, n << s);
-            host[s] = record(k->rec, path[s], n << s);
+            host[s] = record(k->rec, path[s], n << s, &hcpu);
             if (host[s] < 0) {
                 fprintf(stderr, "bench_quadratic: %s: cannot record %u\n", k->name, n << s);
                 return 1;

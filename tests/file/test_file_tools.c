@@ -259,6 +259,30 @@ static void test_bad_input_and_usage(void **state)
     unlink(path);
 }
 
+/* `jager merge -o A A B`: the output names an input (issue 16 item 2, every command that
+ * writes files). The job file was opened with fopen "wb" — A truncated before its part was
+ * copied from it, the merge failed and removed A. Now written through a temporary: both
+ * parts whole, A's bytes first. */
+static void test_merge_onto_input(void **state)
+{
+    tools_fixture *f = *state;
+    char a[512], args[2048];
+    snprintf(a, sizeof a, "%s", tu_tmp_path(".jgr"));
+    assert_int_equal(tu_write_file(a, f->data, f->size), 0);
+    snprintf(args, sizeof args, "merge --force -o '%s' '%s' '%s'", a, a, f->path);
+    assert_int_equal(run(f, args), 0);
+    snprintf(args, sizeof args, "info '%s'", a);
+    assert_int_equal(run(f, args), 0);
+    char *out = slurp(f->out), want[64];
+    snprintf(want, sizeof want, "\nbytes: %zu\n", f->size);
+    assert_int_equal(count_lines(out, "status: complete"), 2);
+    size_t parts = 0;
+    for (const char *p = out; (p = strstr(p, want)) != NULL; p++) parts++;
+    assert_int_equal(parts, 2);
+    free(out);
+    unlink(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_info),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_bad_input_and_usage),
+        cmocka_unit_test(test_merge_onto_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -482,6 +482,52 @@ static void assert_same_tree(const jm_tree *a, uint32_t na, const jm_tree *b, ui
     free(st);
 }
 
+/* A chain far deeper than the node cap (issue 16 item 12: each level past the cap once copied
+ * a full tree, cap x depth): its outer levels keep their paths, the deeper ones are folded
+ * into one "(other)" below them and counted; every level's time is in the chain's top node. */
+static void test_chain_past_cap(void **state)
+{
+    (void)state;
+    jager_reader *r;
+    jm_options o;
+    jm_options_default(&o);
+    o.max_tree_nodes = 64;
+    o.events_only = 1;
+    jm_model *m = fresh_model(&r, &o);
+    uint32_t sites[4] = {sA, sB, sC, sD};
+    enum { D = 5000 };
+    for (uint32_t k = D; k >= 1; k--) /* innermost first, as a chain is written */
+        feed_span(m, 1, sites[k % 4], k, k - 1, 1000 + k, 1000 + 2 * D - k);
+    assert_int_equal(jm_model_finish(m), JAGER_OK);
+    const jm_tree *t = &m->merged;
+    assert_true(t->count <= 2 * 64 + 1);
+    uint32_t top = t->nodes[0].first_child;
+    assert_int_not_equal(top, JM_NONE);
+    assert_int_equal(t->nodes[top].next_sibling, JM_NONE);
+    assert_int_equal(t->nodes[top].site, sites[1]);
+    assert_int_equal(t->nodes[top].calls, 1);
+    assert_int_equal(t->nodes[top].incl_ns, 2 * D - 2);
+    /* down the chain: distinct sites level by level, then the fold */
+    uint32_t n = top, levels = 1;
+    while (t->nodes[n].first_child != JM_NONE && t->nodes[t->nodes[n].first_child].site != JM_SITE_OTHER) {
+        uint32_t c = t->nodes[n].first_child;
+        assert_int_equal(t->nodes[c].next_sibling, JM_NONE);
+        assert_int_equal(t->nodes[c].site, sites[(levels + 1) % 4]);
+        n = c;
+        levels++;
+    }
+    assert_true(levels >= 64 / 4 - 2);
+    assert_true(levels < D);
+    uint32_t fold = t->nodes[n].first_child;
+    assert_int_not_equal(fold, JM_NONE);
+    assert_int_equal(t->nodes[fold].site, JM_SITE_OTHER);
+    /* the fold holds the rest of the chain: its time is the level above's, less that level's own */
+    assert_int_equal(t->nodes[fold].incl_ns, t->nodes[n].incl_ns - t->nodes[n].excl_ns);
+    assert_true(t->folded_calls > 0);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
 static void test_deep_event_tree_equals_paths(void **state)
 {
     (void)state;
@@ -533,7 +579,7 @@ int main(void)
         cmocka_unit_test(test_node_cap),    cmocka_unit_test(test_text_fit),
         cmocka_unit_test(test_hunt_quiet_and_ranked), cmocka_unit_test(test_random_records),
         cmocka_unit_test(test_exact_tree_under_drops),
-        cmocka_unit_test(test_deep_event_tree_equals_paths),
+        cmocka_unit_test(test_deep_event_tree_equals_paths), cmocka_unit_test(test_chain_past_cap),
     };
     return cmocka_run_group_tests(tests, make_recording, drop_recording);
 }

@@ -71,8 +71,9 @@ int cmd_merge(int argc, char **argv)
             fprintf(stderr, "jager merge: %s: no MPI rank in it (no mpi.rank metadata): merged after the ranks\n", p->label);
     }
     if (jm_job_write(j, outp)) {
+        /* nothing to remove: a regular file is left as it was (written through a temporary),
+         * and a device or FIFO is never removed */
         fprintf(stderr, "jager merge: %s: cannot write\n", outp);
-        remove(outp);
         jm_job_free(j);
         return JAGER_EXIT_INPUT;
     }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "jager.h"
+#include "outfile.h"
 #include "plugin_events.h"
 
 static uint32_t rd32(const uint8_t *p)
@@ -332,8 +333,13 @@ static int frame(FILE *f, const char *name, const void *body, uint32_t n)
 
 int jm_job_write(const jm_job *j, const char *path)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
+    /* Through a temporary renamed at the end (outfile.h): `-o` may name one of the inputs,
+     * read again below (fopen "wb" truncated it first), and a device, FIFO or link is
+     * written as it is, never replaced. */
+    tu_outfile o;
+    char why[4400];
+    if (tu_outfile_open(&o, path, why, sizeof why) != 0) return -1;
+    FILE *f = o.f;
     int64_t ws = j->world_size;
     for (size_t i = 0; i < j->n; i++)
         if (j->parts[i].rank >= ws) ws = j->parts[i].rank + 1;
@@ -367,6 +373,6 @@ int jm_job_write(const jm_job *j, const char *path)
     } else {
         bad = 1;
     }
-    bad |= fclose(f) != 0;
-    return bad ? -1 : 0;
+    bad |= ferror(f) != 0;
+    return tu_outfile_close(&o, !bad, why, sizeof why) != 0 || bad ? -1 : 0;
 }

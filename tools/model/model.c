@@ -382,6 +382,7 @@ static void add_span(jm_model *m, const jager_event *ev)
     self.excl_ns = dur > child_ns ? dur - child_ns : 0;
 
     jm_tree *dst;
+    uint32_t full_limit = 0; /* set: dst's node cap, lowered for this merge */
     if (parent == 0 || parent >= id) {
         /* Top level: whatever is still pending belongs to spans that never got recorded. */
         dst = &m->threads[ts->slot].tree;
@@ -431,6 +432,14 @@ static void add_span(jm_model *m, const jager_event *ev)
             forest_put(m, pf);
             return;
         }
+        /* The subtree is at the node cap: copied into the parent's empty forest below, to a
+         * quarter of the cap (deeper paths folded into "(other)", counted; with the folds at
+         * most half), so the next levels of a chain deeper than the cap wrap in place again.
+         * Copying it whole each level cost cap × depth (an 80,000-deep chain: minutes). */
+        if (kids && pf->count == 1) {
+            full_limit = jm_tree_limit(pf);
+            jm_tree_set_limit(pf, full_limit / 4);
+        }
     }
 
     uint32_t c = jm_tree_child(dst, 0, site);
@@ -444,6 +453,7 @@ static void add_span(jm_model *m, const jager_event *ev)
         jm_node_add(&dst->nodes[c], &self);
         if (kids && jm_tree_merge_children(dst, c, kids) != 0) p->oom = 1;
     }
+    if (full_limit) jm_tree_set_limit(dst, full_limit);
     forest_put(m, kids);
 }
 

@@ -57,6 +57,10 @@ uint32_t jm_tree_child(jm_tree *t, uint32_t parent, uint32_t site);
  *  in such a forest are not kept, merging recomputes them). \return the new node, or
  *  JM_NONE near the node limit (merge instead). */
 uint32_t jm_tree_wrap(jm_tree *t, uint32_t site);
+/** The node cap of \p t (jm_tree_init's limit); jm_tree_set_limit changes it (lowered for
+ *  one merge into a fresh forest, see add_span: a deep chain at the cap). */
+uint32_t jm_tree_limit(const jm_tree *t);
+void jm_tree_set_limit(jm_tree *t, uint32_t limit);
 /** Add one node's numbers into another (calls, times, min/max, bytes, errors, GC). */
 void jm_node_add(jm_node *dst, const jm_node *src);
 /**

@@ -123,6 +123,10 @@ uint32_t jm_tree_wrap(jm_tree *t, uint32_t site)
     return c;
 }
 
+uint32_t jm_tree_limit(const jm_tree *t) { return ((const tree_index *)t->index)->limit; }
+
+void jm_tree_set_limit(jm_tree *t, uint32_t limit) { ((tree_index *)t->index)->limit = limit ? limit : 1; }
+
 void jm_node_add(jm_node *dst, const jm_node *src)
 {
     dst->calls += src->calls;
