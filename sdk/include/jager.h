@@ -150,7 +150,7 @@ typedef enum jager_sample_mode {
     JAGER_SAMPLE_ALL = 0,      /**< every span is an event (JAGER_SAMPLE=all; the default was this until thinning became it) */
     JAGER_SAMPLE_ONE_IN_N = 1, /**< every n-th span of a site per thread */
     JAGER_SAMPLE_INTERVAL = 2, /**< at most one span event per site per thread per interval */
-    JAGER_SAMPLE_AUTO = 3      /**< every span until a site passes sample_n per interval on a thread, then one per interval (\since 1.1; the default: a budget of 1000 per 1 ms window; a thread keeps at most one event per 4 µs of window across its sites from sites past 64 spans in their window) */
+    JAGER_SAMPLE_AUTO = 3      /**< every span until a site passes sample_n per interval on a thread, then one per interval (\since 1.1; the default: a budget of 1000 per 1 ms window) */
 } jager_sample_mode;
 
 /**

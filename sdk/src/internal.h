@@ -383,10 +383,6 @@ typedef struct jg_tls {
     uint32_t stack_node_id[JG_MAX_DEPTH];
     jg_paths *paths;               /* NULL until the first span ends (or out of memory) */
     jg_path path_void;             /* counts nothing anyone reads: the node when no table exists */
-    /* JAGER_SAMPLE_AUTO's cap across the thread's sites (span.c's thread_cap): the end of
-     * the first span of the thread's current window (ns) and the events kept in it */
-    uint64_t auto_from;
-    uint64_t auto_kept;
     jg_site_agg *slow_agg;         /* the aggregate of the span record_slow() records or drops */
     uint64_t slow_bytes;           /* the bytes of the span finish_sampled() decides on (span.c) */
     /* open spans at depths JG_MAX_DEPTH …: deep[d - JG_MAX_DEPTH], deep_cap entries */

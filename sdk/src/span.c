@@ -269,53 +269,14 @@ static inline int sample_auto(jg_site_agg *a, uint64_t end)
         auto_set_hot(a, w, 1);
         return 0;
     }
-    /* A new window, whose first span is always kept (2: even past the thread's cap); the
-     * last one had n spans. */
+    /* A new window, whose first span is always kept; the last one had n spans. */
     uint64_t calls = atomic_load_explicit(&a->calls, memory_order_relaxed);
     uint64_t n = calls - 1 - (st & ~AUTO_HOT);
     uint64_t hot = w && n > JG_CFG(sample_n) && end - w < 2 * iv ? AUTO_HOT : 0;
     atomic_store_explicit(&a->sampled_at, end, memory_order_relaxed);
     atomic_store_explicit(&a->auto_state, (calls - 1) | hot, memory_order_relaxed);
     auto_set_hot(a, end, hot != 0);
-    return 2;
-}
-
-/* JAGER_SAMPLE_AUTO's cap across a thread's sites: past JG_AUTO_SITE_FREE spans of a site in
- * its window, the site's spans are kept only while the thread has kept fewer than one per
- * JG_AUTO_THREAD_NS of window (250 in the default 1 ms window). The per-site budget alone
- * let a thread keep sites × 1000 events a millisecond, far past what one collector drains
- * (0.6-1 M spans/s in all), so 2 threads × 4 sites just under the budget dropped at random;
- * 250 k/s a thread (a few hundred k with several busy sites) is within the drain's capacity
- * for two or three busy threads. Sites below JG_AUTO_SITE_FREE a window (a span every 16 µs)
- * are never capped: the busiest sites are thinned, the rare ones keep every span. Each
- * site's first span of its window is kept whatever the cap. A policy of the recording's
- * capacity, not configured. */
-#define JG_AUTO_THREAD_NS 4000u
-#define JG_AUTO_SITE_FREE 64u
-static JG_INLINE int thread_cap(jg_tls *t, const jg_site_agg *a, uint64_t end)
-{
-    uint64_t iv = JG_CFG(sample_interval_ns);
-    if (!t->auto_from || end - t->auto_from >= iv) {
-        t->auto_from = end;
-        t->auto_kept = 0;
-    }
-    uint64_t in_window = atomic_load_explicit(&a->calls, memory_order_relaxed) -
-                         (atomic_load_explicit(&a->auto_state, memory_order_relaxed) & ~AUTO_HOT);
-    uint64_t cap = iv / JG_AUTO_THREAD_NS;
-    if (in_window > JG_AUTO_SITE_FREE && t->auto_kept >= (cap ? cap : 1)) return 0;
-    t->auto_kept++;
     return 1;
-}
-
-/* sample()'s verdict (0 thin, 1 keep, 2 keep: a site's first span of a window) under the
- * thread's cap: the auto mode's keeps past it are thinned. */
-static JG_INLINE int capped(jg_tls *t, const jg_site_agg *a, int verdict, uint64_t end)
-{
-    if (verdict != 1 || JG_CFG(sample_mode) != JAGER_SAMPLE_AUTO) {
-        if (verdict == 2) t->auto_kept++;
-        return verdict;
-    }
-    return thread_cap(t, a, end);
 }
 
 static inline int sample(jg_site_agg *a, uint64_t end)
@@ -367,7 +328,7 @@ static JG_INLINE int auto_hot(const jg_site_agg *a, uint32_t mode, uint64_t end)
 }
 
 /* After agg_add: whether the span also becomes an event (a thinned one is counted). */
-static JG_INLINE int keep_event(jg_tls *t, jg_site_agg *a, uint64_t end)
+static JG_INLINE int keep_event(jg_site_agg *a, uint64_t end)
 {
     uint32_t mode = JG_CFG(sample_mode);
     if (JG_LIKELY(mode == JAGER_SAMPLE_ALL)) return 1;
@@ -375,7 +336,7 @@ static JG_INLINE int keep_event(jg_tls *t, jg_site_agg *a, uint64_t end)
         jg_bump(&a->thinned, 1);
         return 0;
     }
-    return capped(t, a, sample(a, end), end) ? 1 : thin(a);
+    return sample(a, end) ? 1 : thin(a);
 }
 
 /* A start stamp to ns: TSC ticks when \p tsc. */
@@ -453,7 +414,7 @@ static JG_COLD void finish_general(jg_tls *t, uint32_t d, uint64_t start, uint64
         if (cache && d < JG_MAX_DEPTH) t->end_cache[d][site & (JG_END_WAYS - 1)] = (jg_end_cache){site, parent, a, n};
         else if (cache && d != JG_DEPTH_UNKNOWN && t->paths) t->deep[d - JG_MAX_DEPTH].cache = (jg_end_cache){site, parent, a, n};
         agg_add(a, end - start, bytes);
-        if (!keep_event(t, a, end)) return;
+        if (!keep_event(a, end)) return;
     } else {
         jg_bump(&t->spans_ended, 1); /* still counted in spans_total */
     }
@@ -524,7 +485,7 @@ static JG_INLINE void record(jg_tls *t, jg_site_agg *a, uint64_t stamp, uint64_t
 static __attribute__((noinline)) void finish_sampled(jg_tls *t, jg_site_agg *a, uint64_t start, uint64_t end, uint64_t sid,
                                                      uint32_t parent)
 {
-    if (!capped(t, a, sample(a, end), end)) {
+    if (!sample(a, end)) {
         thin(a);
         return;
     }

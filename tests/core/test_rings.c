@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "memsink.h"
@@ -261,7 +260,7 @@ static void test_defaults_thin_a_tight_loop(void **state)
     /* exact, whatever the speed */
     assert_int_equal(h.calls, N);
     assert_int_equal(rec + h.thinned + h.dropped, h.calls);
-    assert_true(rec >= 250 || h.dropped > 0); /* the first window's thread cap at least, unless the ring overflowed */
+    assert_true(rec >= 1000 || h.dropped > 0); /* the first window's budget at least, unless the ring overflowed */
     assert_int_equal(k.calls, 50);
     assert_int_equal(k.thinned, 0); /* far below its budget: never thinned */
     assert_int_equal(krec + k.dropped, 50);
@@ -276,115 +275,6 @@ static void test_defaults_thin_a_tight_loop(void **state)
     } else {
         print_message("(%.0f spans a ms: not a tight loop here, the thinning shares are not judged)\n", per_ms);
     }
-    memsink_free(m);
-}
-
-/* The defaults across sites (issue 21): 2 threads × 4 sites, each site 990 spans a window,
- * just under its budget of 1000 a 1 ms window, in bursts 1.1 ms apart — 3960 spans a
- * millisecond a thread, which the per-site budget alone kept every one of (≈ 7 M events/s,
- * ten times what the collector drains: about 3 % dropped at random on a 2-core machine). The
- * thread's cap keeps 250 a window across its sites (and each site's first 64 and first one):
- * the rest is thinned, nothing dropped. A fixed count of spans (100 bursts a thread): what is kept
- * (≈ 25 k events a thread) fits the default ring even if the collector ran only at the
- * end, so a loaded machine cannot make it drop; without the cap, 396 k a thread cannot. */
-#define CAP_SITES 4
-#define CAP_BURSTS 100
-#define CAP_PER_SITE 990
-static jager_site cap_sites[CAP_SITES];
-
-static double mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-/* arg: the thread's fastest burst, in spans a ms (out) */
-static void *cap_producer(void *arg)
-{
-    double *fastest = arg;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    for (int b = 0; b < CAP_BURSTS; b++) {
-        double t0 = mono_ms();
-        for (int i = 0; i < CAP_PER_SITE; i++)
-            for (int k = 0; k < CAP_SITES; k++) jager_span_end(jager_span_begin(cap_sites[k]));
-        double ms = mono_ms() - t0, rate = CAP_PER_SITE * CAP_SITES / (ms > 1e-6 ? ms : 1e-6);
-        if (rate > *fastest) *fastest = rate;
-        next.tv_nsec += 1100000;
-        if (next.tv_nsec >= 1000000000) next.tv_sec++, next.tv_nsec -= 1000000000;
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-    }
-    return NULL;
-}
-
-static void test_defaults_thin_many_sites_not_drop(void **state)
-{
-    (void)state;
-    jager_sink s;
-    memsink *m = memsink_new(&s);
-    jager_sink_add(&s);
-    jager_config c;
-    assert_int_equal(jager_config_init(&c), JAGER_OK);
-    c.quiet = 1;
-    assert_int_equal(jager_init(&c), JAGER_OK);
-    static const char *const names[CAP_SITES] = {"cap.a", "cap.b", "cap.c", "cap.d"};
-    for (int k = 0; k < CAP_SITES; k++) cap_sites[k] = jager_site_register(names[k], __FILE__, __LINE__);
-    pthread_t th[2];
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    double fastest[2] = {0, 0};
-    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, cap_producer, &fastest[i]);
-    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    uint64_t ms = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-    jager_site_stat st[CAP_SITES];
-    for (int k = 0; k < CAP_SITES; k++) {
-        st[k] = (jager_site_stat){.struct_size = sizeof st[k]};
-        assert_int_equal(jager_site_stats(cap_sites[k], &st[k]), JAGER_OK);
-    }
-    jager_stat js = {.struct_size = sizeof js};
-    assert_int_equal(jager_stats(&js), JAGER_OK);
-    jager_shutdown();
-    uint64_t rec_all = 0, thinned = 0;
-    for (int k = 0; k < CAP_SITES; k++) {
-        uint64_t rec = memsink_count(m, JAGER_EV_SPAN, 1, cap_sites[k]);
-        print_message("defaults, 2 threads x 4 sites: %s %llu calls, %llu recorded, %llu thinned, %llu dropped\n", names[k],
-                      (unsigned long long)st[k].calls, (unsigned long long)rec, (unsigned long long)st[k].thinned,
-                      (unsigned long long)st[k].dropped);
-        assert_int_equal(st[k].calls, 2ull * CAP_BURSTS * CAP_PER_SITE);
-        assert_int_equal(rec + st[k].thinned + st[k].dropped, st[k].calls);
-        assert_true(rec > 0);
-        rec_all += rec;
-        thinned += st[k].thinned;
-    }
-    assert_true(thinned > 0);
-    /* Nothing dropped — judged where spans run at their native speed (a burst of 3960 in
-     * under 0.8 ms at least once): under valgrind or TSan (the `unit` label's re-runs) the
-     * producers are 10-50x slower and the collector with them, and what the cap keeps in
-     * the longer run is no longer a fixed amount. */
-#if defined(__SANITIZE_THREAD__)
-    int native = 0;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    int native = 0;
-#else
-    int native = 1;
-#endif
-#else
-    int native = 1;
-#endif
-    if (native && fastest[0] >= 5000 && fastest[1] >= 5000) {
-        for (int k = 0; k < CAP_SITES; k++) assert_int_equal(st[k].dropped, 0);
-        assert_int_equal(js.dropped[JAGER_DROP_RING_FULL], 0);
-    } else {
-        print_message("(fastest bursts %.0f and %.0f spans a ms: not native speed, drops not judged)\n", fastest[0],
-                      fastest[1]);
-    }
-    /* the cap: 250 a window and thread, beyond which each site keeps its first 64 of its
-     * window and its first; windows last 1 ms, so a thread had at most ms + 1 of them
-     * (without the cap: 792 k less drops) */
-    assert_true(rec_all <= 2 * (ms + 1) * (250 + CAP_SITES * 65));
     memsink_free(m);
 }
 
@@ -604,7 +494,6 @@ int main(void)
         cmocka_unit_test(test_accounting_per_site_interval),
         cmocka_unit_test(test_auto_thins_a_hot_site),
         cmocka_unit_test(test_defaults_thin_a_tight_loop),
-        cmocka_unit_test(test_defaults_thin_many_sites_not_drop),
         cmocka_unit_test(test_burst_that_fits_never_drops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
