@@ -7,7 +7,7 @@ import re
 import sys
 
 CAUSE = re.compile(r"\[\s*(ERROR|FAILED)\s*\]|FAIL\b|[Aa]ssert|error:|ERROR: \w+Sanitizer|"
-                   r"runtime error:|Timeout|timed out|not ok|Error:|Traceback|panic:")
+                   r"runtime error:|Timeout|timed out|not ok|Error:|Traceback|panic:|Test Failed at|Evaluated:")
 HEAD = re.compile(r"^\s*\d+/\d+ Test\s+#\d+: (\S+) \.+\s*(\*\*\*\w+|Passed|Not Run|Skipped|\w+)")
 
 
