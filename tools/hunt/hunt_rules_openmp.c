@@ -5,8 +5,8 @@
  *                           large share of it outside its own work: the runtime's fork,
  *                           the join barrier and the wake-ups, paid again by every region
  *
- * From the merged call tree: a region node's children on the encountering thread are its
- * own `omp work` (the primary's share) and its join-barrier wait; what the region took
+ * From each thread's own call tree: a region node's children on the encountering thread are
+ * its own `omp work` (the primary's share) and its join-barrier wait; what the region took
  * beyond that work is the price of running it in parallel. docs/hunt.md gives the numbers. */
 #include <stdio.h>
 
@@ -24,27 +24,52 @@ static int has_role(const jm_model *m, uint32_t site, uint32_t role)
     return s && (s->role & JM_SITE_ROLE_KNOWN) && (s->role & role);
 }
 
+/* One region site's time on its encountering threads: the calls and inclusive time of its
+ * nodes and, of their children on the same thread, the work and the join-barrier wait. */
+typedef struct region_sum {
+    uint64_t calls, incl_ns, work, wait;
+} region_sum;
+
+/* Summed over every thread's own tree, not the merged one: the merged tree puts the workers'
+ * `omp work` and join barrier under the region node too (the team's thread time), and the
+ * price of a region is what its encountering thread spends outside its own share. */
+static region_sum region_on_encountering_threads(const jm_model *m, uint32_t site)
+{
+    region_sum r = {0, 0, 0, 0};
+    for (uint32_t th = 0; th < m->nthreads; th++) {
+        const jm_tree *t = &m->threads[th].tree;
+        for (uint32_t i = 1; i < t->count; i++) {
+            const jm_node *n = &t->nodes[i];
+            if (n->site != site) continue;
+            r.calls += n->calls;
+            r.incl_ns += n->incl_ns;
+            for (uint32_t c = n->first_child; c != JM_NONE; c = t->nodes[c].next_sibling) {
+                const jm_node *k = &t->nodes[c];
+                if (has_role(m, k->site, JM_SITE_ROLE_WORK)) r.work += k->incl_ns;
+                else if (has_role(m, k->site, JM_SITE_ROLE_WAIT)) r.wait += k->incl_ns;
+            }
+        }
+    }
+    return r;
+}
+
 void hunt_rule_small_regions(const jm_model *m, hunt_list *l)
 {
-    const jm_tree *t = &m->merged;
     size_t first = l->n;
-    for (uint32_t i = 1; i < t->count; i++) {
-        const jm_node *n = &t->nodes[i];
-        if (n->calls < SMALL_REGION_MIN_CALLS || !n->incl_ns || !has_role(m, n->site, JM_SITE_ROLE_REGION)) continue;
+    for (uint32_t site = 1; site < m->nsites; site++) {
+        if (!has_role(m, site, JM_SITE_ROLE_REGION)) continue;
+        region_sum rs = region_on_encountering_threads(m, site);
+        const region_sum *n = &rs;
+        if (n->calls < SMALL_REGION_MIN_CALLS || !n->incl_ns) continue;
         double mean = (double)n->incl_ns / (double)n->calls;
         if (mean > SMALL_REGION_MAX_MEAN_NS) continue;
-        uint64_t work = 0, wait = 0;
-        for (uint32_t c = n->first_child; c != JM_NONE; c = t->nodes[c].next_sibling) {
-            const jm_node *k = &t->nodes[c];
-            if (has_role(m, k->site, JM_SITE_ROLE_WORK)) work += k->incl_ns;
-            else if (has_role(m, k->site, JM_SITE_ROLE_WAIT)) wait += k->incl_ns;
-        }
+        uint64_t work = n->work, wait = n->wait;
         if (!work || work >= n->incl_ns) continue; /* no work span of its own: not the plugin's shape */
         double outside = (double)(n->incl_ns - work), share = outside / (double)n->incl_ns;
         if (share < SMALL_REGION_MIN_SHARE) continue;
         hunt_finding *f = hunt_add(l, HUNT_SMALL_PARALLEL_REGIONS, share >= SMALL_REGION_PROBLEM_SHARE ? 2 : 1, outside, m);
         if (!f) return;
-        hunt_at_site(f, m, n->site);
+        hunt_at_site(f, m, site);
         char mb[32], ob[32], wb[32];
         f->title = hunt_fmt(l, "`%s` ran %llu times at %s each, %.0f%% of it outside its work: fork, join and "
                                "wake-ups cost %s",
