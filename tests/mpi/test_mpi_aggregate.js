@@ -61,7 +61,7 @@ const WAIT_KINDS = ['late_sender', 'late_receiver', 'collective_wait'];
       check(x.evidence.late_rank_work_ns / 1e6 > 45, `${what}: the late rank's work before the send is named (${(x.evidence.late_rank_work_ns / 1e6).toFixed(1)} ms)`);
     }
     check(ofKind(f, 'collective_wait').length === 0 && ofKind(f, 'late_receiver').length === 0,
-      `${what}: no collective_wait (the final barrier's wait propagated from the late sender) and no late_receiver`);
+      `${what}: no collective_wait (the final barrier's wait propagated from the late sender) and no late_receiver (${JSON.stringify(f.map((y) => y.title))})`);
   }
   // report: one page, a lane group per rank; export: one output per rank
   const html = u.tmp('late.html');
