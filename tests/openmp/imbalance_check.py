@@ -3,7 +3,9 @@
 plugin, skewed (thread 1 does 4x the CPU work of thread 0 in every region) and balanced.
 The skewed run has exactly one load_imbalance, whose wait is the region's join barrier (known
 by its role) and whose work is the region's `omp work`; the balanced run has none (judged
-when the machine is not crowded already, as rusage_check.py's quiet half).
+when the machine is not crowded already, as rusage_check.py's quiet half); neither run has
+a slow_region at a join barrier, nor has a team whose thread 1 does 1.1x the work (LULESH's
+loops had four such, one per barrier: every wait of the early thread is "4x the median").
 
 usage: imbalance_check.py PROG LIBJAGER PLUGIN_DIR JAGER_CLI OUT_PREFIX"""
 import json
@@ -43,10 +45,22 @@ def hunt(mode, regions):
     h = subprocess.run([cli, "hunt", "--format", "json", "--min-pct", "0", path], capture_output=True, text=True, timeout=120)
     if h.returncode != 0:
         fail(f"jager hunt {path}: {h.stderr}")
-    return [f for f in json.loads(h.stdout)["findings"] if f["kind"] == "load_imbalance"]
+    return json.loads(h.stdout)["findings"]
 
 
-skewed = hunt("skewed", 12)
+def of_kind(findings, kind):
+    return [f for f in findings if f["kind"] == kind]
+
+
+def barrier_tails(findings):
+    """slow_region findings at a barrier the plugin names as such: a barrier's waits are a
+    tail by nature (every thread but the last waits), load_imbalance judges them."""
+    return [f for f in of_kind(findings, "slow_region") if f["location"]["function"].startswith("omp ")
+            and "barrier" in f["location"]["function"]]
+
+
+all_skewed = hunt("skewed", 12)
+skewed = of_kind(all_skewed, "load_imbalance")
 if len(skewed) != 1:
     fail(f"one load_imbalance on the skewed run expected, got {[f['title'] for f in skewed]}")
 f = skewed[0]
@@ -59,12 +73,17 @@ if ev["threads"] != 2 or ev.get("work_ratio", 0) < 1.5:
 # The balanced half needs a machine that is not crowded already: there, one thread of a
 # balanced team preempted more than the other looks 1.2x slower (seen at load 10 on 2
 # cores). Measured as rusage_check.py does; 30 regions so that preemption evens out.
+all_balanced = hunt("balanced", 30)
+all_uneven = hunt("uneven", 30)
+for name, fs in (("skewed", all_skewed), ("balanced", all_balanced), ("uneven", all_uneven)):
+    if barrier_tails(fs):
+        fail(f"a slow_region at a join barrier on the {name} run: {[x['title'] for x in barrier_tails(fs)]}")
 busy = machine_wait_share()
 if busy > 0.10:
     print(f"note: the machine itself is crowded ({busy:.0%} run-queue wait): the balanced half is not judged")
     print(f"ok: skewed: load_imbalance at the join barrier (work {ev['work_ratio']:.1f}x)")
     sys.exit(0)
-balanced = hunt("balanced", 30)
+balanced = of_kind(all_balanced, "load_imbalance")
 if balanced:
     fail(f"load_imbalance on the balanced run: {[x['title'] for x in balanced]}")
 print(f"ok: skewed: load_imbalance at the join barrier (work {ev['work_ratio']:.1f}x); balanced: none")

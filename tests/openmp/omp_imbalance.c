@@ -2,9 +2,11 @@
  * omp_imbalance.c — the hunt on real OpenMP recordings (imbalance_check.py), built with GCC
  * (libgomp) and with Clang (libomp):
  *
- *   omp_imbalance skewed|balanced REGIONS MS
+ *   omp_imbalance skewed|uneven|balanced REGIONS MS
  *   REGIONS parallel regions of 2 threads; in each, every thread spins MS ms of its own CPU
- *   time, thread 1 four times that when skewed: thread 0 waits at the join barrier for it.
+ *   time, thread 1 four times that when skewed: thread 0 waits at the join barrier for it;
+ *   1.1 times when uneven: thread 0 waits a little every time (LULESH's loops: a tail of
+ *   waits at the barrier, no imbalance worth a finding).
  *   CPU time, not wall time: on a loaded machine both threads are slowed alike, the 4x stays.
  * Prints the team size (2 expected).
  */
@@ -28,13 +30,14 @@ static void spin_cpu_ms(double ms)
 int main(int argc, char **argv)
 {
     if (argc != 4) return 2;
-    int skewed = !strcmp(argv[1], "skewed"), regions = atoi(argv[2]);
+    int regions = atoi(argv[2]);
+    double slow = !strcmp(argv[1], "skewed") ? 4.0 : !strcmp(argv[1], "uneven") ? 1.1 : 1.0;
     double ms = atof(argv[3]);
     int team = 0;
     for (int r = 0; r < regions; r++) {
 #pragma omp parallel num_threads(2)
         {
-            spin_cpu_ms(skewed && omp_get_thread_num() == 1 ? 4 * ms : ms);
+            spin_cpu_ms(omp_get_thread_num() == 1 ? slow * ms : ms);
 #pragma omp single nowait
             team = omp_get_num_threads();
         }
