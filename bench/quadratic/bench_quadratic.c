@@ -325,6 +325,21 @@ static int measure(const ccase *k, const char *tool, char path[2][4096], unsigne
     return 0;
 }
 
+/* Whether case \p name is to run: all of them, or those named on the command line. */
+static int wanted(const char *name, const char **only, int nonly)
+{
+    for (int i = 0; i < nonly; i++)
+        if (!strcmp(only[i], name)) return 1;
+    return !nonly;
+}
+
+/* A case's N at \p scale, at least 2. */
+static unsigned scaled(unsigned n, double scale)
+{
+    unsigned v = (unsigned)(n * scale);
+    return v < 2 ? 2 : v;
+}
+
 static int check(double bound, double scale, const char **only, int nonly)
 {
     const double min_cpu = 0.05; /* s at N: below, fixed costs and clock ticks blur the ratio */
@@ -332,11 +347,8 @@ static int check(double bound, double scale, const char **only, int nonly)
     printf("quadratic_bound: CPU time at N and 2N, least of 2 runs; fails above a ratio of %.2f\n", bound);
     for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++) {
         const ccase *k = &checks[c];
-        int want = !nonly;
-        for (int i = 0; i < nonly; i++) want |= !strcmp(only[i], k->name);
-        if (!want) continue;
-        unsigned n = (unsigned)(k->n * scale);
-        if (n < 2) n = 2;
+        if (!wanted(k->name, only, nonly)) continue;
+        unsigned n = scaled(k->n, scale);
         char path[2][4096];
         for (int grow = 0;; grow++) {
             double cpu[2], least = 1e30;
@@ -424,11 +436,8 @@ int main(int argc, char **argv)
     printf("bench_quadratic: each input at N and 2N (ratio ~2: linear, ~4: quadratic)\n");
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const bcase *k = &cases[c];
-        int want = !nonly;
-        for (int i = 0; i < nonly; i++) want |= !strcmp(only[i], k->name);
-        if (!want) continue;
-        unsigned n = (unsigned)(k->n * scale);
-        if (n < 2) n = 2;
+        if (!wanted(k->name, only, nonly)) continue;
+        unsigned n = scaled(k->n, scale);
         char path[2][4096];
         double host[2], hcpu;
         for (int s = 0; s < 2; s++) {

@@ -13,25 +13,15 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from machine import machine_wait_share  # noqa: E402
+
 prog, lib, plugins, cli, out = sys.argv[1:6]
 
 
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)
-
-
-def machine_wait_share():
-    """Run-queue wait of this process while it spins 300 ms (schedstat: run, wait, slices)."""
-    import time
-
-    def wait():
-        with open("/proc/self/schedstat") as f:
-            return int(f.read().split()[1])
-    w0, t0 = wait(), time.monotonic()
-    while time.monotonic() - t0 < 0.3:
-        pass
-    return (wait() - w0) / 1e9 / (time.monotonic() - t0)
 
 
 def hunt(mode, regions):

@@ -24,6 +24,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from machine import machine_wait_share  # noqa: E402
+
 cli, workload, plugins, out, case = sys.argv[1:6]
 os.makedirs(out, exist_ok=True)
 
@@ -49,18 +52,6 @@ def of(findings, kind, func):
 
 def ev(f, key):
     return f["evidence"][key]
-
-
-def machine_wait_share():
-    """Run-queue wait of this process while it spins 300 ms (schedstat: run, wait, slices)."""
-    def wait():
-        with open("/proc/self/schedstat") as f:
-            return int(f.read().split()[1])
-    import time
-    w0, t0 = wait(), time.monotonic()
-    while time.monotonic() - t0 < 0.3:
-        pass
-    return (wait() - w0) / 1e9 / (time.monotonic() - t0)
 
 
 def fail(msg):
