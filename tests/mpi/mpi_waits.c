@@ -20,7 +20,14 @@
  *              1 works 0.1 ms before each receive: the sends went eagerly and returned before
  *              their receives were posted, so no late_receiver (PRK p2p's pipeline pattern)
  *   big        rank 0 sends 5 messages of 1 MiB to rank 1 (MPI_Send, MPI_Recv): mpi_time's
- *              larger-than-64-KiB class holds exactly the sends' and receives' time */
+ *              larger-than-64-KiB class holds exactly the sends' and receives' time
+ *   alternate  ranks 0 and 1 take turns working 50 ms before an MPI_Sendrecv with each other
+ *              (rank 1 in steps 0, 2, 4, rank 0 in 1, 3): each waits for the other, late at
+ *              3 and 2 of 5 exchanges — varying lateness, two late_sender notes, no problem
+ *   skew       an MPI_Reduce to rank 1 whose user op sleeps 40 ms there, then rank 0 works 10 ms
+ *              and rank 1 25 ms before an MPI_Barrier: rank 0 waits ~55 ms per barrier, of
+ *              which 40 ms is rank 1 leaving the Reduce late (its completion order) and 15 ms
+ *              the imbalance: collective_wait counts ~5 × 15 ms */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +62,14 @@ static void work_ms(int ms)
 #else
 static void work_ms(int ms) { sleep_ms(ms); }
 #endif
+
+/* The skew mode's reduction: the root applies it, 40 ms at a time. */
+static void slow_sum(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    sleep_ms(40);
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+}
 
 __attribute__((visibility("default"))) int main(int argc, char **argv) /* named by dladdr in the findings */
 {
@@ -111,6 +126,16 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
             static double b[131072];
             if (rank == 0) MPI_Send(b, 131072, MPI_DOUBLE, 1, 10, MPI_COMM_WORLD);
             else if (rank == 1) MPI_Recv(b, 131072, MPI_DOUBLE, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (!strcmp(mode, "alternate")) {
+            if (rank == (it % 2 == 0 ? 1 : 0)) work_ms(50);
+            if (rank < 2)
+                MPI_Sendrecv(&x, 1, MPI_INT, 1 - rank, 12, &y, 1, MPI_INT, 1 - rank, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (!strcmp(mode, "skew")) {
+            static MPI_Op op = MPI_OP_NULL;
+            if (op == MPI_OP_NULL) MPI_Op_create(slow_sum, 1, &op);
+            MPI_Reduce(&x, &y, 1, MPI_INT, op, 1, MPI_COMM_WORLD);
+            work_ms(rank == 1 ? 25 : 10);
+            MPI_Barrier(MPI_COMM_WORLD);
         } else if (!strcmp(mode, "imbalance")) {
             work_ms(rank == size - 1 ? 60 : 10);
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -168,6 +168,43 @@ const smallFile = job('small', 3);
   check(ofKind(f, 'late_receiver').length === 0, `eager: no late_receiver (${titles(f)})`);
 }
 
+// 3b'''. lateness that varies (ranks 0 and 1 take turns working 50 ms before a Sendrecv:
+//       late at 3 and 2 of 5 exchanges): each direction is a note (severity 0, "varying"),
+//       not a problem — a fixed imbalance makes the same rank late nearly every time
+//       (balanced PRK Stencil on a VM: late at 75 of 101, reported as a problem before)
+{
+  const f = hunt(job('alternate', 2));
+  const ls = ofKind(f, 'late_sender');
+  const dir = (w) => ls.find((x) => x.evidence.waiting_rank === w);
+  const a = dir(0), b = dir(1);
+  check(ls.length === 2 && a && b && a.evidence.late_messages === 3 && b.evidence.late_messages === 2 &&
+    a.evidence.messages === 5 && b.evidence.messages === 5,
+    `alternate: a late_sender each way, late at 3 and 2 of 5 (${titles(f)})`);
+  check(ls.every((x) => x.severity === 0 && /^late sender \(varying\):/.test(x.title) &&
+    x.details.some((l) => /^a note, not a problem: rank \d was late at only [23] of 5/.test(l)) && /rerun/.test(x.hint)),
+    `alternate: both are notes that say the lateness varied (${ls.map((x) => x.severity + ' ' + x.details.join(' | '))})`);
+  const w = a ? a.evidence.wait_ns / MS : NaN;
+  check(w > 120 && w < 260, `alternate: rank 0's wait is its 3 × 50 ms (${w.toFixed(1)} ms)`);
+  // the Sendrecv's eager send half did not wait: its receive half did (counted once, as above)
+  check(ofKind(f, 'late_receiver').length === 0, `alternate: no late_receiver for the Sendrecvs (${titles(f)})`);
+}
+
+// 3b''''. a collective's own completion order is not an imbalance: rank 1 leaves an
+//        MPI_Reduce (root 1, a user op sleeping 40 ms there) 40 ms after rank 0, then works
+//        15 ms more before a barrier; rank 0 waits ~55 ms per barrier, of which only the
+//        15 ms of work counts (PRK Reduce: the sender left late, the root "waited")
+{
+  const f = hunt(job('skew', 2));
+  const cw = ofKind(f, 'collective_wait');
+  const x = cw.find((y) => /MPI_Barrier/.test(y.title));
+  const w = x ? x.evidence.wait_ns / MS : NaN, sk = x ? x.evidence.exit_skew_ns / MS : NaN;
+  check(x && x.evidence.late_rank === 1 && x.severity > 0, `skew: a collective_wait at MPI_Barrier naming rank 1 (${titles(f)})`);
+  check(w > 50 && w < 150, `skew: its wait is the 5 × 15 ms of extra work, not 5 × 55 ms (${w.toFixed(1)} ms)`);
+  check(sk > 170 && sk < 300 && x.details.some((l) => /^not counted: .* left the previous collective here later/.test(l)),
+    `skew: the 5 × 40 ms of the Reduce's completion order is named and not counted (${sk.toFixed(1)} ms)`);
+  check(cw.every((y) => !/MPI_Reduce/.test(y.title)), `skew: no wait at the Reduce (${titles(f)})`);
+}
+
 // 3c. the computation that made the late rank late, by its spans: mpi_waits_jager wraps each
 //     stretch of work in a span "solve_block" after a 1 ms "pack_halo"; late_sender,
 //     late_receiver and collective_wait name solve_block with its time per late call (the

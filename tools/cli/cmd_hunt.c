@@ -90,7 +90,8 @@ static void print_text(const hunt_input *m, const hunt_cli *o, const hunt_findin
     for (size_t i = 0; i < n; i++) {
         const hunt_finding *x = &f[i];
         jm_text_fit(fit, sizeof fit, x->title, 0);
-        printf("\n%zu. [%s] %s\n", i + 1, hunt_kind_name(x->kind), fit);
+        printf("\n%zu. [%s%s] %s\n", i + 1, hunt_kind_name(x->kind), x->severity == 0 && x->kind != HUNT_PLUGIN_EVENTS ? ", note" : "",
+               fit);
         if (*x->func) {
             jm_text_fit(fit, sizeof fit, x->func, 80);
             printf("   at %s", fit);

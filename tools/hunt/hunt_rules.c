@@ -217,13 +217,13 @@ int hunt_site_is_wait(const jm_site *s)
 
 const char *hunt_ns(char *buf, size_t size, double ns) { return tu_fmt_ns(buf, size, ns); }
 
-/* Warnings about the recording first, then cost (unknown cost last), generic notes at the end. */
+/* Warnings about the recording first, then cost (unknown cost and notes last), generic notes at the end. */
 static int rank_group(const hunt_finding *f)
 {
     if (f->kind == HUNT_SUPPLY_CHAIN) return -1; /* whatever else is slow, the code is not what was locked */
     if (f->kind == HUNT_DROPPED_EVENTS || f->kind == HUNT_JOB_INCOMPLETE) return 0;
     if (f->kind == HUNT_PLUGIN_EVENTS) return 3;
-    return f->cost_ns >= 0 ? 1 : 2;
+    return f->cost_ns >= 0 && f->severity > 0 ? 1 : 2; /* notes with the unknown costs */
 }
 
 static int by_rank(const void *a, const void *b)
