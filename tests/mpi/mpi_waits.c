@@ -24,6 +24,9 @@
  *   alternate  ranks 0 and 1 take turns working 50 ms before an MPI_Sendrecv with each other
  *              (rank 1 in steps 0, 2, 4, rank 0 in 1, 3): each waits for the other, late at
  *              3 and 2 of 5 exchanges — varying lateness, two late_sender notes, no problem
+ *   twosites   an MPI_Allreduce every rank reaches together, then the last rank works 60 ms,
+ *              the others 10 ms, before a second MPI_Allreduce: one collective_wait, at the
+ *              second call's line (a finding per call site, not per function)
  *   skew       an MPI_Reduce to rank 1 whose user op sleeps 40 ms there, then rank 0 works 10 ms
  *              and rank 1 25 ms before an MPI_Barrier: rank 0 waits ~55 ms per barrier, of
  *              which 40 ms is rank 1 leaving the Reduce late (its completion order) and 15 ms
@@ -130,6 +133,15 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
             if (rank == (it % 2 == 0 ? 1 : 0)) work_ms(50);
             if (rank < 2)
                 MPI_Sendrecv(&x, 1, MPI_INT, 1 - rank, 12, &y, 1, MPI_INT, 1 - rank, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (!strcmp(mode, "twosites")) {
+            /* distinct arguments and uses, so the compiler cannot share one call for both */
+            static volatile int seen_a, seen_b;
+            int ya = 0, yb = 0;
+            MPI_Allreduce(&x, &ya, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* twosites: together */
+            seen_a += ya;
+            work_ms(rank == size - 1 ? 60 : 10);
+            MPI_Allreduce(&x, &yb, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD); /* twosites: the last rank late */
+            seen_b -= yb;
         } else if (!strcmp(mode, "skew")) {
             static MPI_Op op = MPI_OP_NULL;
             if (op == MPI_OP_NULL) MPI_Op_create(slow_sum, 1, &op);

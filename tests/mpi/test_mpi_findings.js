@@ -205,6 +205,21 @@ const smallFile = job('small', 3);
   check(cw.every((y) => !/MPI_Reduce/.test(y.title)), `skew: no wait at the Reduce (${titles(f)})`);
 }
 
+// 3b'''''. a collective_wait per call site: two MPI_Allreduce calls in one loop, the
+//         second after the imbalance — the finding is at the second call's line (HPCCG's
+//         ddot() Allreduce was shown at its set-up's Allreduce in make_local_matrix())
+{
+  const src = require('fs').readFileSync(require('path').join(__dirname, 'mpi_waits.c'), 'utf8').split('\n');
+  const line = src.findIndex((l) => /twosites: the last rank late/.test(l)) + 1;
+  const f = hunt(job('twosites', 3));
+  const cw = ofKind(f, 'collective_wait');
+  const x = cw[0];
+  const w = x ? x.evidence.wait_ns / MS : NaN;
+  check(cw.length === 1 && x.evidence.late_rank === 2 && x.location.function === 'main' && x.location.line === line,
+    `twosites: one collective_wait, rank 2 late, at mpi_waits.c:${line} (${titles(f)} at ${x && x.location.file}:${x && x.location.line})`);
+  check(w > 350 && w < 700, `twosites: the others' 2 × 5 × 50 ms (${w.toFixed(1)} ms)`);
+}
+
 // 3c. the computation that made the late rank late, by its spans: mpi_waits_jager wraps each
 //     stretch of work in a span "solve_block" after a 1 ms "pack_halo"; late_sender,
 //     late_receiver and collective_wait name solve_block with its time per late call (the

@@ -442,10 +442,10 @@ static int cmp_inst(const void *a, const void *b)
 }
 
 typedef struct coll {
-    uint64_t comm;
+    uint64_t comm, caller; /* caller: of the first member's call (its part's stack id) */
     uint32_t func;
     uint32_t example;      /* a waiting rank's call */
-    double wait, late_work, other_work;
+    double wait, max_wait, late_work, other_work;
     double late_desched;   /* the last rank's time off the CPU in its stretches (rusage), late instances */
     double skew;           /* wait not counted: the last rank left the previous instance that much later */
     uint32_t *lasts;       /* per late instance: the last rank's previous collective here and its call */
@@ -506,7 +506,7 @@ static void rule_collective_wait(ctx *c)
             for (size_t i = a; i < b; i++)
                 if (m->calls[v[i].call].t0 > m->calls[last].t0) last = v[i].call;
             const jm_mpi_call *lc = &m->calls[last];
-            double w = 0, ow = 0, lw = 0, lq = 0, cut = 0;
+            double w = 0, ow = 0, lw = 0, lq = 0, cut = 0, best_wi = 0;
             uint32_t example = UINT32_MAX, last_prev = UINT32_MAX;
             for (size_t i = a; i < b; i++)
                 if (v[i].call == last) last_prev = v[i].prev;
@@ -535,10 +535,14 @@ static void rule_collective_wait(ctx *c)
                 }
                 w += wi;
                 ow += free_i;
-                if (example == UINT32_MAX || wi > 0) example = v[i].call;
+                if (example == UINT32_MAX || wi > best_wi) example = v[i].call, best_wi = wi;
             }
             size_t ci = 0;
-            while (ci < nc && !(cs[ci].comm == first->comm && cs[ci].func == first->func)) ci++;
+            /* one group per call site: the caller of the first member's call (calls are by
+             * part, so always the same part's) — HPCCG's Allreduce in ddot() is not its
+             * set-up's in make_local_matrix() */
+            while (ci < nc && !(cs[ci].comm == first->comm && cs[ci].func == first->func && cs[ci].caller == first->caller))
+                ci++;
             if (ci == nc) {
                 if (nc == ccap) {
                     coll *t = realloc(cs, 2 * ccap * sizeof *t);
@@ -549,6 +553,7 @@ static void rule_collective_wait(ctx *c)
                 memset(&cs[nc], 0, sizeof cs[nc]);
                 cs[nc].comm = first->comm;
                 cs[nc].func = first->func;
+                cs[nc].caller = first->caller;
                 cs[nc].example = example;
                 if (!(cs[nc].last_count = calloc(P, sizeof(uint32_t))) || !(cs[nc].last_wait = calloc(P, sizeof(double))))
                     goto oom;
@@ -557,6 +562,7 @@ static void rule_collective_wait(ctx *c)
             coll *x = &cs[ci];
             x->wait += w;
             x->skew += cut;
+            if (best_wi > x->max_wait) x->max_wait = best_wi, x->example = example; /* shown: the longest wait's call */
             x->n++;
             if (w > 0) {
                 x->ninst_late++;
