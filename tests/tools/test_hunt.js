@@ -98,6 +98,22 @@ if (h3) {
   check(h3.findings[h3.findings.length - 1].kind === 'plugin_events', 'generic note ranked last');
 }
 
+// GC in a region that triggered none of it (issue 9 item 6): monte_carlo allocates nothing
+// and is stalled by a worker thread's collections; fill triggers its own. monte_carlo's
+// finding names no trigger (not fill's fill_grid, the run's top trigger) and does not tell
+// it to preallocate; fill's names fill_grid.
+const gp = record('gc-phases');
+const { json: hg } = jagerJson(['hunt', gp, '--min-pct', '0']);
+if (hg) {
+  const mc = hg.findings.filter((f) => f.location.function === 'monte_carlo');
+  const mcGc = mc.find((f) => f.kind === 'gc_pressure');
+  check(!!mcGc && mcGc.evidence.gc_pauses === 5 && mcGc.title.includes('none triggered inside it') && !/preallocate|allocate buffers/.test(mcGc.hint),
+    `monte_carlo: GC from elsewhere (${mcGc && `${mcGc.title} — ${mcGc.hint}`})`);
+  check(mc.length > 0 && !mc.some((f) => JSON.stringify(f).includes('fill_grid')), `no monte_carlo finding names fill's trigger (${mc.map((f) => f.title).join('; ')})`);
+  const fl = hg.findings.find((f) => f.kind === 'gc_pressure' && f.location.function === 'fill');
+  check(!!fl && fl.title.includes('triggered from `fill_grid` line 12'), `fill: its own trigger (${fl && fl.title})`);
+}
+
 // A recording that lost events: a warning ranked first, per-site totals still exact.
 const dr = record('drops');
 const { json: h5 } = jagerJson(['hunt', dr]);
