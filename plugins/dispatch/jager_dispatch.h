@@ -43,8 +43,12 @@ enum jager_dispatch_flag {
     JAGER_DISPATCH_RUNTIME_DISPATCH = 1, /**< a call left to runtime dispatch */
     JAGER_DISPATCH_BAD_UNION = 2,        /**< a value typed as a union of ≥ 2 non-singleton types */
     JAGER_DISPATCH_BOX = 4,              /**< a captured variable boxed (Core.Box) */
-    JAGER_DISPATCH_ABSTRACT_RETURN = 8   /**< the inferred return type is not concrete (weak signal) */
+    JAGER_DISPATCH_ABSTRACT_RETURN = 8,  /**< the inferred return type is not concrete (weak signal) */
+    JAGER_DISPATCH_ONCE_PER_CALL = 16    /**< the statement sits outside every loop of the signature's method */
 };
+/** Bits 32–63 of the flags: how many times per call the offending statements run, when the
+ *  code fixes it (1 outside loops, a literal loop's trip count); 0 when unknown. */
+#define JAGER_DISPATCH_RUNS_SHIFT 32
 
 /** The extension table. Static storage owned by the plugin. */
 typedef struct jager_dispatch_api {

@@ -65,3 +65,37 @@ test('the table draws 500 rows, sorts all sites, and shows more in order', async
     await o.context.close();
   }
 });
+
+// Long site names and locations (issue 9 item 11): at 1400 px the table fits its box —
+// no horizontal scrolling — and every location is there in full, wrapped, not cut.
+test('long names and locations wrap inside the table at 1400 px', async () => {
+  const dir = tempDir('jager-report-long-');
+  const r = JSON.parse(run(HOSTILE, ['longsites', join(dir, 'long.jgr'), '12']).stdout.trim());
+  assert.equal(r.sites, 12);
+  const file = join(dir, 'long.html');
+  run(CLI, ['report', join(dir, 'long.jgr'), '-o', file]);
+  const o = await open(browser, file, { width: 1400, height: 1000 });
+  const { page } = o;
+  try {
+    assert.deepEqual(o.errors, []);
+    const m = await page.evaluate(() => {
+      const wrap = document.querySelector('#site-table').closest('.table-wrap');
+      const cells = [...document.querySelectorAll('#site-table tbody td.loc')];
+      return {
+        innerWidth: window.innerWidth, docScroll: document.documentElement.scrollWidth,
+        wrapScroll: wrap.scrollWidth, wrapClient: wrap.clientWidth,
+        locs: cells.map((td) => ({ text: td.textContent, title: td.title, cut: td.scrollWidth > td.clientWidth + 1 })),
+      };
+    });
+    assert.ok(m.docScroll <= m.innerWidth, `page ${m.docScroll} px wide in a ${m.innerWidth} px window`);
+    assert.ok(m.wrapScroll <= m.wrapClient + 1, `site table ${m.wrapScroll} px wide in its ${m.wrapClient} px box`);
+    assert.equal(m.locs.length, 12);
+    for (const l of m.locs) {
+      assert.match(l.text, /^\/home\/researcher\/projects\/climate-model\/src\/dynamics\/very\/deep\/nested\/package\/structure\/assemble_boundary_conditions_\d+\.jl:100\d\d$/);
+      assert.equal(l.title, l.text);
+      assert.ok(!l.cut, `location cut: ${l.text}`);
+    }
+  } finally {
+    await o.context.close();
+  }
+});

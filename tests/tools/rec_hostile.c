@@ -10,6 +10,8 @@
  *   rec_hostile chain OUT N            N spans of N sites, rewritten into a chain: each the
  *                                      parent of the next (tests/support/jgr_edit.c), no PATHS
  *   rec_hostile sites OUT N            N sites "site_<i>", site i called i % 5 + 1 times
+ *   rec_hostile longsites OUT N        N sites with long names and long file paths (the
+ *                                      report's table must wrap them, not truncate them)
  *
  * Prints what it recorded as one JSON line ({"threads":…,"spans":…}). */
 #include <pthread.h>
@@ -135,6 +137,22 @@ int main(int argc, char **argv)
         printf("{\"threads\":1,\"spans\":%u,\"sites\":%u}\n", spans, n);
         return 0;
     }
+    if (argc == 4 && !strcmp(argv[1], "longsites")) {
+        unsigned n = (unsigned)atoi(argv[3]);
+        char name[160], file[256];
+        if (n < 1 || start(argv[2], 0)) return 1;
+        for (unsigned i = 0; i < n; i++) {
+            snprintf(name, sizeof name, "ClimateModel.Dynamics.assemble_jacobian_with_boundary_conditions_and_halo_exchange!_%u", i);
+            snprintf(file, sizeof file,
+                     "/home/researcher/projects/climate-model/src/dynamics/very/deep/nested/package/structure/"
+                     "assemble_boundary_conditions_%u.jl", i);
+            jager_site st = jager_site_register(name, file, 10000 + i);
+            for (unsigned k = 0; k < i % 3 + 1; k++) jager_span_end(jager_span_begin(st));
+        }
+        if (finish()) return 1;
+        printf("{\"threads\":1,\"sites\":%u}\n", n);
+        return 0;
+    }
     if (argc == 4 && !strcmp(argv[1], "chain")) {
         char tmp[4096], name[64];
         unsigned n = (unsigned)atoi(argv[3]);
@@ -152,6 +170,6 @@ int main(int argc, char **argv)
         printf("{\"threads\":1,\"spans\":%u}\n", n);
         return 0;
     }
-    fprintf(stderr, "usage: rec_hostile ids OUT INDEX [FROM] | threads OUT N [BIG] | chain OUT N | sites OUT N\n");
+    fprintf(stderr, "usage: rec_hostile ids OUT INDEX [FROM] | threads OUT N [BIG] | chain OUT N | sites OUT N | longsites OUT N\n");
     return 2;
 }

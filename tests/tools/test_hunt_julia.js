@@ -113,11 +113,41 @@ if (ti.length === 1) {
 // Below 1 % of the run it is hidden by default, shown with --min-pct 0.
 const { json: twoAll } = jagerJson(['hunt', twoFile, '--min-pct', '0']);
 const sc = (twoAll ? twoAll.findings : []).filter((f) => f.kind === 'type_instability' && f.location.function === 'scale!');
-check(sc.length === 1 && sc[0].evidence.calls === 20 && sc[0].cost_ns === 20 * 100 && sc[0].estimate.includes('outside every loop') &&
-  sc[0].evidence.region_ns > sc[0].cost_ns, `once per call: ${sc.map((f) => `${f.title} (${f.cost_ns} ns, ${f.estimate})`).join('; ')}`);
+// The price of one dynamic call is the one the binding timed at stop (julia.dynamic_call_ns).
+check(sc.length === 1 && sc[0].evidence.calls === 20 && sc[0].evidence.dispatches === 20 && sc[0].evidence.dynamic_call_measured === 1 &&
+  Math.abs(sc[0].cost_ns - 20 * sc[0].evidence.dynamic_call_ns) <= 1e-3 * sc[0].cost_ns && sc[0].estimate.includes('outside every loop') &&
+  sc[0].estimate.includes('timed in this run') && sc[0].evidence.region_ns > sc[0].cost_ns,
+`once per call: ${sc.map((f) => `${f.title} (${f.cost_ns} ns, ${f.estimate})`).join('; ')}`);
 check(none(two, 'scale!'), 'once per call: not shown under the default 1 % cut');
 // (Its 20 calls may show a slow tail on a busy host; it must show no instability.)
 check(!has(two, 'type_instability', 'clean_relax'), 'two sites: clean_relax not flagged');
+
+// A union in a literal 1,000-iteration loop of an expensive kernel called from two sites:
+// one finding, costed by the problem — 1001 runs per call (the loop and the sum after it,
+// from the code) × the 30 calls of both sites × one dynamic call as timed in this run —
+// far below the kernel's share (its stable loop over 2 million elements), and the title's
+// share is that cost's.
+const luFile = withDispatch('examples/julia/loop_union.jl');
+const { json: luAll } = jagerJson(['hunt', luFile, '--min-pct', '0']);
+const { json: luSum } = jagerJson(['summary', luFile]);
+const lu = (luAll ? luAll.findings : []).filter((f) => f.kind === 'type_instability');
+check(lu.length === 1 && lu[0].location.function === 'smooth', `loop union: one instability (${lu.map((f) => f.title).join('; ')})`);
+if (lu.length === 1 && luSum) {
+  const f = lu[0], e = f.evidence;
+  const smoothSites = luSum.sites.filter((x) => x.name === 'smooth');
+  const calls = smoothSites.reduce((a, x) => a + x.calls, 0);
+  const kernelNs = smoothSites.reduce((a, x) => a + x.total_ns, 0);
+  const kernelPct = (f.pct_of_run * kernelNs) / f.cost_ns; // the kernel's time on the same base as the finding's share
+  check(smoothSites.length === 2 && calls === 30 && e.sites === 2 && e.calls === 30, `loop union: reached from ${e.sites} sites, ${e.calls} calls`);
+  check(e.dispatches === 1001 * 30 && e.dynamic_call_measured === 1 && e.dynamic_call_ns > 0 && e.dynamic_call_ns < 10000,
+    `loop union: ${e.dispatches} dispatches at a measured ${e.dynamic_call_ns} ns`);
+  // (the JSON prints the price to 3 decimals and the costs to the nanosecond)
+  check(Math.abs(f.cost_ns - e.dispatches * e.dynamic_call_ns) <= 1e-4 * f.cost_ns && Math.abs(e.estimated_cost_ns - f.cost_ns) <= 1 &&
+    f.estimate.includes('timed in this run'), `loop union: cost ${f.cost_ns} ns = dispatches × price (${f.estimate})`);
+  check(e.pct_of_run === f.pct_of_run && f.pct_of_run > 0 && f.title.includes(`${f.pct_of_run.toFixed(1)}% of the run`), `loop union: the title's share is the evidence's (${f.pct_of_run}): ${f.title}`);
+  check(f.cost_ns * 5 < kernelNs && f.cost_ns * 5 < e.region_ns,
+    `loop union: ${f.pct_of_run.toFixed(2)} % charged, the kernel is ${kernelPct.toFixed(1)} % (region ${e.region_ns} ns)`);
+}
 
 // 4. 1.1 GiB in 3 calls is an allocation finding; the in-place twin is not; the largest
 // allocators table lists it first.

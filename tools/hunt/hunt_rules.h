@@ -75,7 +75,7 @@ typedef struct hunt_finding {
     uint32_t nevidence;
     char *details[HUNT_MAX_DETAILS]; /**< extra lines: trigger stacks, signatures, call chain */
     uint32_t ndetails;
-    const char *estimate;    /**< static: how cost_ns was estimated ("" when the rule says nothing) */
+    const char *estimate;    /**< static or hunt_fmt()'s: how cost_ns was estimated ("" when the rule says nothing) */
     char *owned_func;        /**< private: storage behind func when the model has no such string */
 } hunt_finding;
 

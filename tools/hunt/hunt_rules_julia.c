@@ -12,7 +12,10 @@
 #define SPECS_MIN_COUNT 16          /* specializations of one method */
 #define COMPILE_MIN_SHARE 0.10      /* ≥ 10% of the run compiling */
 #define FLAG_ONCE_PER_CALL 16       /* verdict: the statement is outside every loop of the site's method */
-#define DYNAMIC_CALL_NS 100.0       /* one dynamic call on Julia 1.5 (measured 62–108 ns, docs/hunt.md) */
+#define DYNAMIC_CALL_NS 100.0       /* one dynamic call on Julia 1.5 (measured 62–108 ns, docs/hunt.md): the
+                                       price when the file has no julia.dynamic_call_ns (older bindings) */
+#define RUNS_SHIFT 32               /* flags bits 32–63: runs per call of the offending statements (0: unknown) */
+#define FLAG_BITS 0xffffffffull
 
 /* ---- signature strings: "Tuple{typeof(f), Float64, Vector{Int64}}" ---- */
 
@@ -208,6 +211,36 @@ static int chain_enters_site(const jm_model *m, const char *chain)
     return 0;
 }
 
+/* The calls of the verdict's signature at its site (the census's exact count), or the
+ * site's calls when the signature is its only one; 0 when unknown. */
+static uint64_t verdict_calls(const jm_model *m, const jm_instability *u)
+{
+    const jm_site *s = jm_site_get(m, u->site);
+    if (!s) return 0;
+    for (uint32_t i = 0; i < s->sig_count; i++) {
+        const jm_signature *g = &m->signatures[s->sig_first + i];
+        if (g->calls && u->signature && g->signature && !strcmp(g->signature, u->signature)) return g->calls;
+    }
+    return s->sig_count <= 1 ? s->calls : 0;
+}
+
+/* The dynamic calls the problem made: Σ over its verdicts of runs per call (what the IR
+ * fixes: 1 outside loops, a literal loop's trip count) × the signature's calls. 0 when
+ * any verdict's count is unknown (a loop bound known only at run time, a callee). */
+static double problem_dispatches(const jm_model *m, const unstable_ref *refs, uint32_t n)
+{
+    double total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const jm_instability *u = &m->instabilities[refs[i].index];
+        uint64_t runs = u->flags >> RUNS_SHIFT;
+        if (!runs && (u->flags & FLAG_ONCE_PER_CALL)) runs = 1; /* bindings before the count */
+        uint64_t calls = verdict_calls(m, u);
+        if (!runs || !calls) return 0;
+        total += (double)runs * (double)calls;
+    }
+    return total;
+}
+
 /* One finding for the instabilities refs[0..n) (one problem, possibly several sites). */
 static void instability_problem(const jm_model *m, hunt_list *l, const unstable_ref *refs, uint32_t n, uint8_t *in)
 {
@@ -216,7 +249,7 @@ static void instability_problem(const jm_model *m, hunt_list *l, const unstable_
     int once = 1; /* every verdict says the statement runs once per call */
     for (uint32_t i = 0; i < n; i++) {
         const jm_instability *u = &m->instabilities[refs[i].index];
-        flags |= u->flags;
+        flags |= u->flags & FLAG_BITS;
         once &= (u->flags & FLAG_ONCE_PER_CALL) != 0;
         if (!*lead->reason && *u->reason) lead = u;
     }
@@ -264,15 +297,27 @@ static void instability_problem(const jm_model *m, hunt_list *l, const unstable_
         const jm_site *s = jm_site_get(m, sites[k]);
         if (s) calls += s->calls;
     }
-    /* Outside every loop the problem is one dynamic call (or one boxed value) per call of
-     * the site: its count times the measured price, not the whole region. */
+    /* What the problem itself costs: the dynamic calls it made (when the IR fixes how often
+     * its statements run) times one dynamic call's price as timed in this run, when that is
+     * less than the smallest region holding it. */
     double region = cost;
-    if (once && cost > 0 && (double)calls * DYNAMIC_CALL_NS < cost) cost = (double)calls * DYNAMIC_CALL_NS;
+    double dispatches = problem_dispatches(m, refs, n);
+    int measured = m->julia_dynamic_call_ns > 0;
+    double price = measured ? m->julia_dynamic_call_ns : DYNAMIC_CALL_NS;
+    int by_count = dispatches > 0 && (region <= 0 || dispatches * price < region);
+    if (by_count) cost = dispatches * price;
     if (cost <= 0) cost = -1;
     hunt_finding *f = hunt_add(l, HUNT_TYPE_INSTABILITY, 2, cost, m);
     if (!f) return;
     if (heaviest) hunt_at_site(f, m, heaviest->id);
-    f->estimate = once ? "one dynamic call per call of the site (the statement is outside every loop), 100 ns each"
+    f->estimate = by_count && measured
+                      ? hunt_fmt(l, "%.0f dynamic calls (%s × calls) × %.1f ns, one dynamic call as timed in this run",
+                                 dispatches, once ? "once per call: the statement is outside every loop"
+                                                  : "runs per call from the code's loop bounds", price)
+                  : by_count ? hunt_fmt(l, "%.0f dynamic calls (%s × calls) × 100 ns, the documented price of one dynamic "
+                                           "call on Julia 1.5 (this recording has no measured julia.dynamic_call_ns)",
+                                        dispatches, once ? "once per call: the statement is outside every loop"
+                                                         : "runs per call from the code's loop bounds")
                   : self_bound && nsites > 1 ? "the summed self time (less the sites inside, none of which the dispatch's call chain enters) of the instrumented regions that reach the dispatch (an upper bound)"
                   : self_bound ? "the self time (less the sites inside, none of which the dispatch's call chain enters) of the instrumented region that reaches the dispatch (an upper bound)"
                   : nsites > 1 ? "the summed time of the instrumented regions whose code reaches the dispatch (an upper bound)"
@@ -300,6 +345,11 @@ static void instability_problem(const jm_model *m, hunt_list *l, const unstable_
     if (heaviest) {
         hunt_ev(f, "calls", (double)calls, "count");
         hunt_ev(f, "region_ns", region, "ns");
+        if (dispatches > 0) {
+            hunt_ev(f, "dispatches", dispatches, "count");
+            hunt_ev(f, "dynamic_call_ns", price, "ns");
+            hunt_ev(f, "dynamic_call_measured", measured, "");
+        }
         hunt_ev(f, "estimated_cost_ns", cost, "ns");
         hunt_ev(f, "pct_of_run", f->pct_of_run, "%");
         hunt_ev(f, "signatures", (double)heaviest->sig_count, "count");

@@ -297,7 +297,7 @@ static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, int re
                             s ? s->name : "(the run)", share, (unsigned long long)pauses, where);
     else if (s)
         f->title = hunt_fmt(l, "GC pressure in `%s`: %.1f%% of its time in %llu pauses%s", s->name, share,
-                            (unsigned long long)pauses, where);
+                            (unsigned long long)pauses, nt ? where : ", none triggered inside it");
     else
         f->title = hunt_fmt(l, "GC pressure: %.1f%% of the run (%s) in %llu pauses%s", share,
                             hunt_ns(a, sizeof a, gc_ns), (unsigned long long)pauses, where);
@@ -307,7 +307,14 @@ static void gc_finding(const jm_model *m, hunt_list *l, const jm_site *s, int re
                               "harness collects between timings, outside the timed region) or remove them; "
                               "preallocating would not change this time.",
                            named ? " at `" : "", named ? tr[0].func : "", named ? "`" : "");
-    else
+    else if (s && !nt) {
+        char b[32];
+        f->hint = hunt_fmt(l, "No collection in this region was triggered by its own code (it allocated %s itself): the "
+                              "pauses were triggered elsewhere — another thread or task allocating — and stopped this "
+                              "region's thread too. Reduce the allocation where it happens (see the other GC and "
+                              "`allocation_hotspot` findings and the largest allocators); preallocating here would not help.",
+                           tu_fmt_bytes(b, sizeof b, (double)s->bytes));
+    } else
         f->hint = hunt_fmt(l, "Collections are triggered by allocation%s%s%s: allocate buffers once outside the loop and update "
                               "them in place (`.=`, `mul!`, `@views` instead of slices, preallocated outputs); check "
                               "`allocation_hotspot` findings for the regions that allocate most.",

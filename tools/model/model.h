@@ -464,6 +464,8 @@ typedef struct jm_model {
     double julia_span_cost_ns;    /**< the Julia binding's measured cost of one span (metadata
                                        julia.span_cost_ns), 0 when the file has none */
     uint64_t julia_spans;         /**< exact calls of the Julia sites (julia.site.<id>.module) */
+    double julia_dynamic_call_ns; /**< one dynamic call as the binding timed it (metadata
+                                       julia.dynamic_call_ns), 0 when the file has none */
 
     /* Drops: drop records by reason (jager_drop_reason) and their total. */
     uint64_t drop_records[JAGER_DROP_REASONS];

@@ -478,6 +478,9 @@ jager_status jm_finish_impl(jm_model *m)
         m->collector_cpu_ns = strtoull(cpu, NULL, 10);
         m->collector_cpu_spans = strtoull(cpu_spans, NULL, 10);
     }
+    const char *dc = jager_reader_meta(m->reader, "julia.dynamic_call_ns");
+    m->julia_dynamic_call_ns = dc ? strtod(dc, NULL) : 0;
+    if (!(m->julia_dynamic_call_ns > 0 && m->julia_dynamic_call_ns < 1e6)) m->julia_dynamic_call_ns = 0;
     if (m->have_stats) {
         /* A Julia span costs more than the core's C pair (exception handler, signature check,
          * byte counters): the binding measures it (julia.span_cost_ns) and its sites carry

@@ -45,6 +45,7 @@ include("context.jl")
 include("logger.jl")
 include("symbolize.jl")
 include("selfcost.jl")
+include("callcost.jl")
 include("supply.jl") # Jager.Supply: lock files of environments (docs/supply-chain.md)
 include("supply_run.jl") # JAGER_LOCK at Jager.start
 

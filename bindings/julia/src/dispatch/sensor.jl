@@ -188,7 +188,18 @@ function on_stop()
     SENSOR.active || return nothing
     without_capture() do
         Base.invokelatest(guarded_drain, true)
+        # The price of a dynamic call, for the hunt's cost of the instabilities just sent.
+        isempty(FLAGGED) || Base.invokelatest(guarded_call_cost)
         deactivate!()
+    end
+    return nothing
+end
+
+function guarded_call_cost()
+    try
+        Jager.record_dynamic_call_cost!()
+    catch e
+        say_error(:drain, "timing a dynamic call failed", e)
     end
     return nothing
 end

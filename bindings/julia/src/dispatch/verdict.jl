@@ -30,6 +30,14 @@ const FLAG_BOX = UInt64(4)
 const FLAG_ABSTRACT_RETURN = UInt64(8)
 "The reported statement sits in the signature's own method outside every loop: it runs once per call."
 const FLAG_ONCE_PER_CALL = UInt64(16)
+"""
+Bits 32–63 of a verdict's flags: how many times per call of the signature its offending
+statements run, when the IR says (1 each outside loops; a loop with literal bounds,
+`for k in 1:1000`, its trip count); 0 when unknown (a loop over `eachindex(u)`). The hunt
+prices the problem at that count × calls × a measured dynamic call (docs/hunt.md).
+"""
+const RUNS_SHIFT = 32
+runs_per_call(flags::UInt64) = flags >> RUNS_SHIFT
 const STRONG_FLAGS = FLAG_RUNTIME_DISPATCH | FLAG_BAD_UNION | FLAG_BOX
 
 """
@@ -247,6 +255,109 @@ function in_loop(blocks, i::Int)
     return false
 end
 
+"""
+    statement_runs(ci, stmts) -> Int
+
+How many times per call the statements `stmts` run together: 1 each outside loops, the
+trip count of a loop with literal bounds (`for k in 1:1000`: 1000) for one inside it; 0
+(unknown) when any sits in a loop whose trip count the IR does not fix — a bound known
+only at run time, nested loops, a `while`. An upper bound when a loop may exit early.
+"""
+function statement_runs(ci, stmts)
+    isempty(stmts) && return 0
+    blocks = try
+        Core.Compiler.compute_basic_blocks(ci.code).blocks
+    catch
+        return 0
+    end
+    total = 0
+    for i in stmts
+        n = loop_trips(ci, blocks, i)
+        n > 0 || return 0
+        total += n
+    end
+    return total
+end
+
+function reach(blocks, b::Int, next)
+    seen = falses(length(blocks))
+    stack = copy(next(blocks[b]))
+    while !isempty(stack)
+        x = pop!(stack)
+        1 <= x <= length(blocks) && !seen[x] || continue
+        seen[x] = true
+        append!(stack, next(blocks[x]))
+    end
+    return seen
+end
+
+# The trip count of the one loop holding statement i: 1 outside loops, 0 when unknown.
+function loop_trips(ci, blocks, i::Int)
+    b = findfirst(blk -> i in blk.stmts, blocks)
+    b === nothing && return 0
+    fwd = reach(blocks, b, blk -> blk.succs)
+    fwd[b] || return 1
+    bwd = reach(blocks, b, blk -> blk.preds)
+    scc = fwd .& bwd
+    # One back edge (IR blocks are in source order: a loop jumps back): one loop, no nest.
+    backs = [(u, v) for u in findall(scc) for v in blocks[u].succs if 1 <= v <= length(scc) && scc[v] && v <= u]
+    length(backs) == 1 || return 0
+    header = backs[1][2]
+    code = ci.code
+    found = 0
+    for x in findall(scc), k in blocks[x].stmts
+        st = code[k]
+        st isa Expr && st.head === :call && length(st.args) == 3 || continue
+        callee_value(ci, st.args[1]) === (===) || continue
+        n = counted_loop(ci, blocks, scc, header, st.args[2], st.args[3])
+        n < 0 && continue            # not the induction variable's exit test
+        found == 0 || return 0       # two exit tests: not a plain counted loop
+        found = n
+    end
+    return found
+end
+
+# `(%phi === C)` where %phi is the header's induction variable (literal start, steps of 1
+# by add_int) and C a literal Int: the trip count; -1 when it is not such a test, 0 when
+# the bound is not literal.
+function counted_loop(ci, blocks, scc, header::Int, @nospecialize(a), @nospecialize(c))
+    a isa Core.SSAValue && a.id in blocks[header].stmts || return -1
+    phi = ci.code[a.id]
+    phi isa Core.PhiNode || return -1
+    lo = nothing
+    step_ok = false
+    for (e, v) in zip(phi.edges, phi.values)
+        # A CodeInfo's φ edges are statement numbers (the predecessor's last statement).
+        eb = findfirst(blk -> e in blk.stmts, blocks)
+        eb === nothing && return -1
+        if !scc[eb]
+            v isa Int || return 0
+            lo = v
+        else
+            step_ok = steps_by_one(ci, v, a)
+        end
+    end
+    (lo === nothing || !step_ok) && return -1
+    c isa Int || return 0
+    return c >= lo ? c - lo + 1 : 0
+end
+
+# v is `add_int(phi, 1)`, possibly through single-valued φ nodes.
+function steps_by_one(ci, @nospecialize(v), phi::Core.SSAValue)
+    for _ in 1:4
+        v isa Core.SSAValue || return false
+        st = ci.code[v.id]
+        if st isa Core.PhiNode
+            length(st.values) == 1 && isassigned(st.values, 1) || return false
+            v = st.values[1]
+            continue
+        end
+        return st isa Expr && st.head === :call && length(st.args) == 3 &&
+               callee_value(ci, st.args[1]) === Base.add_int && st.args[2] == phi && st.args[3] === 1
+    end
+    return false
+end
+
 # The first strong finding in one method's IR: (flags of all findings, reason of the most
 # telling one). Runtime dispatch explains more than a union, and a box more than both.
 function scan(ci, @nospecialize(rettype))
@@ -409,7 +520,10 @@ function verdict_unsafe(@nospecialize(sig))
         # Outside loops the problem costs one dynamic call per call (the hunt's estimate);
         # a box is left out: every use of the boxed variable pays, wherever it sits.
         once = !isempty(spots) && (flags & FLAG_BOX) == 0 && outside_loops(ci, spots)
-        return Verdict(once ? flags | FLAG_ONCE_PER_CALL : flags, reason, rootlabel, rettype)
+        runs = (flags & FLAG_BOX) == 0 ? statement_runs(ci, spots) : 0
+        runs = min(runs, 0xffffffff)
+        f = (once ? flags | FLAG_ONCE_PER_CALL : flags) | (UInt64(runs) << RUNS_SHIFT)
+        return Verdict(f, reason, rootlabel, rettype)
     end
     # Clean at its own level: look for the dynamic call in what it invokes.
     # An IdDict, not a Set: Set's push!/in would specialize on each signature's Type{…}
