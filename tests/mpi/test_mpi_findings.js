@@ -246,6 +246,25 @@ const smallFile = job('small', 3);
     'late (no spans): the late_sender names no computation');
 }
 
+// 3d. per-rank region findings in a job (mpi_regions.c): shares are of the time the spans
+//     cover when the outermost span is still open at MPI_Finalize (HPCCG under
+//     -finstrument-functions: every per-rank finding was "100% of the run", a 0.9 ms timer
+//     tail included), and a function whose slow calls are its own MPI_Allreduce waiting for
+//     another rank is the collective_wait's, not a slow_region of the waiting rank
+{
+  const out = u.tmp('regions.jgr');
+  const r = u.mpiexec(2, { LD_PRELOAD: u.preload(), JAGER_MPI_AGGREGATE: '1', JAGER_OUTPUT: out }, u.bin('mpi_regions'), []);
+  check(r.code === 0, `mpi_regions on 2 ranks exits 0 (${r.code} ${r.err.slice(0, 300)})`);
+  const f = hunt(out);
+  const slow = (rank, fn) => f.filter((x) => x.kind === 'slow_region' && x.title.startsWith(`rank ${rank}: slow calls in \`${fn}\``));
+  check(f.every((x) => !/tiny_op/.test(x.title)), `regions: no finding on tiny_op's 0.6 ms tail (${titles(f)})`);
+  check(f.every((x) => x.pct_of_run < 60), `regions: no share near 100% (${f.map((x) => x.pct_of_run.toFixed(1))})`);
+  check(slow(0, 'exchange_step').length === 0, `regions: rank 0's exchange_step waits are no slow_region (${titles(f)})`);
+  const cw = ofKind(f, 'collective_wait');
+  check(cw.length === 1 && cw[0].evidence.late_rank === 1 && cw[0].location.function === 'exchange_step',
+    `regions: the collective_wait in exchange_step names rank 1 (${titles(f)})`);
+}
+
 // 4. balanced (100 ms of work per step on every rank, a ring exchange and an allreduce):
 //    none of the three
 {

@@ -275,8 +275,12 @@ int cmd_hunt(int argc, char **argv)
             oom = 1;
             break;
         }
+        if (mpi) pn = hunt_mpi_filter_part(mpi, (uint32_t)p, m, pf, pn);
         if (j->n > 1 && label_rank(pf, pn, j->parts[p].rank)) oom = 1;
-        if (!pn) continue;
+        if (!pn) {
+            free(pf);
+            continue;
+        }
         hunt_finding *grown = realloc(f, (n + pn) * sizeof *f);
         if (!grown) {
             hunt_free(pf, pn);

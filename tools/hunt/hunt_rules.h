@@ -123,6 +123,15 @@ struct jm_job;
 int hunt_run_mpi(const struct jm_mpi *mpi, const struct jm_job *job, const jm_model *const *models,
                  const hunt_options *o, hunt_finding **out, size_t *n);
 
+/**
+ * \brief Take out of one part's findings (hunt_run() on part \p part of the job) the
+ *        slow_region findings whose excess is mostly time in MPI calls the function makes
+ *        itself: those slow calls wait for other ranks, which the MPI wait rules judge (and
+ *        name the rank waited for). Run before hunt_run_mpi().
+ * \return the number of findings kept (moved to the front; the others are freed)
+ */
+size_t hunt_mpi_filter_part(const struct jm_mpi *mpi, uint32_t part, const jm_model *m, hunt_finding *f, size_t n);
+
 /** Free a list returned by hunt_run(). */
 void hunt_free(hunt_finding *f, size_t n);
 

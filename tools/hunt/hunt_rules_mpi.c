@@ -793,6 +793,38 @@ static void rule_job_incomplete(ctx *c)
                        "what it recorded before it died: `jager merge JOB.jgr OUTPUT.<rank> -o all.jgr` adds it");
 }
 
+/* Time of part's MPI calls made directly by the function named \p func (their caller's frame). */
+static double mpi_time_in(const jm_mpi *mpi, uint32_t part, const jm_model *m, const char *func)
+{
+    double t = 0;
+    uint64_t seen = 0, hit = 0; /* the last caller stack looked up, and whether it matched */
+    for (size_t i = 0; i < mpi->ncalls; i++) {
+        const jm_mpi_call *x = &mpi->calls[i];
+        if (x->part != part || !x->caller) continue;
+        if (x->caller != seen) {
+            jm_frame_pick fp;
+            seen = x->caller;
+            hit = jm_stack_pick_frame(m, (jager_stack_id)x->caller, &fp) >= 0 && fp.func && !strcmp(fp.func, func);
+        }
+        if (hit) t += (double)(x->t1 - x->t0);
+    }
+    return t;
+}
+
+size_t hunt_mpi_filter_part(const jm_mpi *mpi, uint32_t part, const jm_model *m, hunt_finding *f, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* HPCCG's ddot() and exchange_externals() on a rank: "slow calls" that were their
+         * MPI_Allreduce and MPI_Send waiting for the other rank (collective_wait names it) */
+        int waits = mpi && m && f[i].kind == HUNT_SLOW_REGION && f[i].cost_ns > 0 && f[i].func && *f[i].func &&
+                    mpi_time_in(mpi, part, m, f[i].func) >= 0.5 * f[i].cost_ns;
+        if (waits) hunt_finding_free(&f[i]);
+        else f[k++] = f[i];
+    }
+    return k;
+}
+
 int hunt_run_mpi(const jm_mpi *mpi, const jm_job *job, const jm_model *const *models, const hunt_options *o,
                  hunt_finding **out, size_t *n)
 {
