@@ -436,10 +436,13 @@ typedef struct jm_model {
                                        (a plugin event at its time: its duration fields never extend it) */
     uint64_t run_ns;              /**< last_ns - first_ns */
     int run_from_end;             /**< 1: the run is the END block's clock span; 0: from events */
+    uint64_t program_ns;          /**< the program's part of the run: the run less Jäger's own
+                                       start and stop work where the Julia binding marked it
+                                       (metadata julia.program_start_ns / _end_ns), else run_ns */
     uint64_t thread_ns;           /**< the sum over the program's threads (Jäger's own left out) of
-                                       their time windows (first..last event, within the run), at
-                                       least run_ns: the whole of "thread time" that shares of
-                                       multi-threaded work are taken of */
+                                       their time windows (first..last event, within the program's
+                                       part of the run), at least program_ns: the whole of "thread
+                                       time" that shares of multi-threaded work are taken of */
     uint32_t helper_threads;      /**< Jäger's own threads seen (jm_thread.helper) */
     /* The trees are built from span events; the per-site totals of the STATS block are exact.
      * When spans were lost (a full ring) the trees are short of them: counted here, and the

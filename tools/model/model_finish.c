@@ -266,12 +266,22 @@ static void run_window(jm_model *m)
         m->last_ns = m->info.end_ns;
     }
     m->run_ns = m->last_ns - m->first_ns;
+    /* The program's part of the run (the Julia binding marks it: the end of start(), the
+     * call of stop()): Jäger's own start and stop work on the program's threads is not
+     * program time. Thread windows are clamped into it; the run stays the END block's. */
+    uint64_t from = m->first_ns, to = m->last_ns;
+    const char *ps = jager_reader_meta(m->reader, "julia.program_start_ns");
+    const char *pe = jager_reader_meta(m->reader, "julia.program_end_ns");
+    uint64_t vs = ps ? strtoull(ps, NULL, 10) : 0, ve = pe ? strtoull(pe, NULL, 10) : 0;
+    if (vs > from && vs < to) from = vs;
+    if (ve > from && ve < to) to = ve;
+    m->program_ns = to - from;
     m->thread_ns = 0;
     m->helper_threads = 0;
     for (uint32_t i = 0; i < m->nthreads; i++) {
         jm_thread *t = &m->threads[i];
-        if (t->first_ns < m->first_ns) t->first_ns = m->first_ns;
-        if (t->last_ns > m->last_ns) t->last_ns = m->last_ns;
+        if (t->first_ns < from) t->first_ns = from;
+        if (t->last_ns > to) t->last_ns = to;
         if (t->last_ns < t->first_ns) t->last_ns = t->first_ns;
         t->helper = jm_thread_is_helper(t->name);
         if (t->helper) {
@@ -280,7 +290,7 @@ static void run_window(jm_model *m)
         }
         m->thread_ns += t->last_ns - t->first_ns;
     }
-    if (m->thread_ns < m->run_ns) m->thread_ns = m->run_ns;
+    if (m->thread_ns < m->program_ns) m->thread_ns = m->program_ns;
 }
 
 /* ---- what the trees lack ---- */

@@ -220,6 +220,32 @@ function timing_run_ns(path::AbstractString)
     end
 end
 
+"""
+    Jager.timing_program_ns(path) -> Int
+
+The program's part of the recording in `path`: from the end of `Jager.start()` to the call
+of `Jager.stop()` (metadata `julia.program_start_ns` / `julia.program_end_ns`), in ns, as
+`jager summary` takes the main thread's time; the whole run (`timing_run_ns`) when the
+file lacks them (a recording started outside Julia), 0 when unreadable.
+"""
+function timing_program_ns(path::AbstractString)
+    run = timing_run_ns(path)
+    run == 0 && return 0
+    rp = Ref{Ptr{Cvoid}}(C_NULL)
+    ccall((:jager_reader_open, LIB), Int32, (Cstring, Ref{Ptr{Cvoid}}), path, rp) == OK || return run
+    r = rp[]
+    try
+        ccall((:jager_reader_load_tables, LIB), Int32, (Ptr{Cvoid},), r)
+        meta(k) = (p = ccall((:jager_reader_meta, LIB), Cstring, (Ptr{Cvoid}, Cstring), r, k);
+                   p == C_NULL ? nothing : tryparse(UInt64, unsafe_string(p)))
+        t0, t1 = meta("julia.program_start_ns"), meta("julia.program_end_ns")
+        (t0 === nothing || t1 === nothing || t1 <= t0) && return run
+        return min(Int(t1 - t0), run)
+    finally
+        ccall((:jager_reader_close, LIB), Cvoid, (Ptr{Cvoid},), r)
+    end
+end
+
 "1 when `path` holds the core's exact call paths (format 1.1), so its tree lacks nothing."
 has_exact_paths(path::AbstractString) = read_paths(path) !== nothing
 
@@ -280,8 +306,9 @@ function print_timings(io::IO = stdout; sortby::Symbol = :total)
         ENABLED[] && ccall((:jager_flush, LIB), Int32, ())
         tree = timing_tree(path)
         exact = tree !== nothing && has_exact_paths(path)
-        # After the recording: its length as the file (and `jager summary`) says.
-        ENABLED[] || (file_ns = timing_run_ns(path)) == 0 || (wall = Float64(file_ns))
+        # After the recording: the program's part of it as the file (and `jager summary`)
+        # says — Jäger's own start and stop work left out.
+        ENABLED[] || (file_ns = timing_program_ns(path)) == 0 || (wall = Float64(file_ns))
     end
     if tree === nothing # no file: a flat table from the per-site aggregates
         tree = TimingNode(UInt32(0), "", "")
