@@ -178,6 +178,21 @@ const rq = has(gcl, 'requested_collections', 'bench');
 check(!!rq && rq.evidence.gc_pauses === 20 && rq.title.includes('requested from `bench` line 21'), `GC.gc() loop: ${rq && rq.title}`);
 check(!gcl.some((f) => f.kind === 'gc_pressure' || f.kind === 'allocation_hotspot'), `GC.gc() loop: no GC pressure or allocation finding (${kinds(gcl)})`);
 
+// Phase outside, kernels inside (BaseBenchmarks' acceptance check, issue 9): a union in a
+// kernel reached from the phase through the kernel's own site is charged to the kernel's
+// site and time, not to the phase and every kernel it runs (it was 100 % of the run); the
+// phase whose bytes are two allocating kernels' (half each) is no allocation finding.
+const pkFile = withPlugins('examples/julia/phase_kernels.jl', 'gc,dispatch');
+const { json: pkAll } = jagerJson(['hunt', pkFile, '--min-pct', '0']);
+const { json: pkSum } = jagerJson(['summary', pkFile]);
+const pk = pkAll ? pkAll.findings : [];
+const pkTi = pk.filter((f) => f.kind === 'type_instability' && f.title.includes('phase_kernels.jl:19'));
+const drawSite = pkSum ? pkSum.sites.find((x) => x.name === 'draw') : null;
+check(pkTi.length === 1 && pkTi[0].location.function === 'draw' && pkTi[0].evidence.sites === 1 && !!drawSite &&
+  pkTi[0].cost_ns <= drawSite.total_ns, `phase → kernel: the union is draw's, at most its ${drawSite && drawSite.total_ns} ns (${pkTi.map((f) => `${f.location.function} ${f.cost_ns} ns: ${f.title}`).join('; ')})`);
+check(!!has(pk, 'allocation_hotspot', 'copies_a') && !!has(pk, 'allocation_hotspot', 'copies_b') && !has(pk, 'allocation_hotspot', 'phase'),
+  `phase → kernels: copies_a and copies_b allocate, phase does not (${kinds(pk)})`);
+
 const clean = hunt(withDispatch('examples/julia/clean_kernels.jl'));
 const bad = clean.filter((f) => !['compile_time', 'plugin_events', 'dropped_events'].includes(f.kind));
 check(bad.length === 0, `clean kernels: no findings (${bad.map((f) => f.title).join('; ')})`);
