@@ -165,11 +165,16 @@ end
 # span is still open. Each keeps its own duration, neither is its own parent, and nothing
 # stays open after them.
 @testset "spans of interleaved tasks" begin
+    # One task's first run compiles while the other's sleep is over: under load that delay
+    # (the short task cannot resume until the long one yields) outgrew the 80 ms between the
+    # sleeps once. Compiled first, the recorded run has only the sleeps.
+    interleave() = @sync begin
+        @async @jäger_block "task short" sleep(0.02)
+        @async @jäger_block "task long" sleep(0.1)
+    end
+    interleave()
     rec = recorded("tasks") do
-        @sync begin
-            @async @jäger_block "task short" sleep(0.02)
-            @async @jäger_block "task long" sleep(0.1)
-        end
+        interleave()
         @jäger_block "after tasks" nothing
     end
     short = only(spans(rec, site_id(rec, "task short")))
