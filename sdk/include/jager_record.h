@@ -51,6 +51,7 @@ typedef enum jager_core_event_type {
     JAGER_EV_SPAN_ERROR = 8, /**< jager_rec_span_error; aux = site */
     JAGER_EV_CONTEXT = 9,    /**< jager_rec_context; aux = 1 when a context is set, 0 when cleared */
     JAGER_EV_TASK = 10,      /**< jager_rec_task; aux = 0 (since 1.1) */
+    JAGER_EV_SPAN_X = 11,    /**< jager_rec_span_x; aux = site (since 1.2) */
     JAGER_EV_FIRST_PLUGIN = 256 /**< plugin types are numbered from here */
 } jager_core_event_type;
 
@@ -63,6 +64,25 @@ typedef struct jager_rec_span {
     uint32_t parent_id; /**< enclosing span's id on the same thread, 0 at top level */
     uint64_t bytes;     /**< bytes allocated inside (jager_span_end_bytes), else 0 */
 } jager_rec_span;
+
+/**
+ * A span of a task that moved between threads (jager_task_set): begun on another thread
+ * than the one that recorded it, or under a parent begun on another thread. The fields of
+ * jager_rec_span (same offsets), then the threads that number its ids: \c span_id is
+ * \c begin_thread's id of it, \c parent_id \c parent_thread's id of its parent. Readers
+ * place it in the tree of \c begin_thread under (parent_thread, parent_id); it counts once.
+ * 48 bytes. \since 1.2
+ */
+typedef struct jager_rec_span_x {
+    jager_record h;         /**< type JAGER_EV_SPAN_X, aux = site */
+    uint64_t start_ns;      /**< begin time (jager_now_ns base) */
+    uint64_t end_ns;        /**< end time (jager_now_ns base) */
+    uint32_t span_id;       /**< the id \c begin_thread gave it, 1-based */
+    uint32_t parent_id;     /**< its parent's id on \c parent_thread, 0 at top level of its task */
+    uint64_t bytes;         /**< bytes allocated inside (jager_span_end_bytes), else 0 */
+    uint32_t begin_thread;  /**< the thread index (as the file numbers threads) that began it */
+    uint32_t parent_thread; /**< the thread index that began its parent (begin_thread when none) */
+} jager_rec_span_x;
 
 /**
  * Attribute list encoding (used by logs and span attributes), repeated nattrs times:

@@ -210,6 +210,7 @@ void jager_task_set(uint64_t task)
     if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
     jg_tls *t = jg_tls_fast();
     if (JG_UNLIKELY(!t) || t->task == task) return;
+    jg_task_switch(t, task); /* a task that leaves open spans, or resumes where it did not leave them */
     t->task = task;
     jager_rec_task *r = jg_record_reserve(sizeof *r, &t);
     if (!r) return; /* counted as a drop; the parents of spans still follow the task */
