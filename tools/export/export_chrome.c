@@ -682,7 +682,7 @@ static int chrome_event(void *st, const jager_event *ev)
     size_t total = (size_t)ev->rec->words * 8u;
     if (!s->base_ns && !s->job) s->base_ns = ev->time_ns; /* start unknown: the first event's time */
     switch (ev->type) {
-    case JAGER_EV_SPAN:
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: /* a moved task's span: on the thread that ended it */
         if (total >= sizeof(jager_rec_span)) on_span(s, ev);
         break;
     case JAGER_EV_SPAN_ATTR:

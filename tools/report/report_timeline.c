@@ -298,7 +298,7 @@ int rt_add(rt_data *d, const jager_event *ev)
         return 0;
     }
     switch (ev->type) {
-    case JAGER_EV_SPAN: {
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: { /* a moved task's span: on its task's lane, as a span */
         if ((uint64_t)h->words * 8 < sizeof(jager_rec_span)) return 0;
         const jager_rec_span *s = (const jager_rec_span *)h;
         if (d->kept >= d->o.max_kept) { d->not_kept++; return 0; } /* memory bound, see rt_opts */
