@@ -617,7 +617,9 @@ JAGER_API uint64_t jager_task_current(void);
  * \brief The innermost span still open on the calling thread that the current task began
  *        (where a task spawned now was made, say). [any-thread] \since 1.1
  * \param site receives its site (0 if none): borrowed, written during the call only; may be NULL
- * \return its per-thread span id, 0 if none is open
+ * \return its per-thread span id, 0 if none is open: the id the thread that began it gave it
+ *         (a span of a task that moved here, jager_task_set, keeps its begin thread's id,
+ *         as its span record and a log inside it do: JAGER_LOG_SPAN_MOVED)
  */
 JAGER_API uint32_t jager_span_current(jager_site *site);
 

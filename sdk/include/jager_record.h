@@ -90,12 +90,18 @@ typedef struct jager_rec_span_x {
  * padding to 8`. I64/F64/BOOL values are 8 bytes; STR values are UTF-8 bytes.
  */
 #define JAGER_LOG_TRUNCATED 0x100u /**< in jager_rec_log aux: body or attributes were cut */
+/** In jager_rec_log aux (since 1.2): the task moved here (jager_task_set) and the log's span
+ *  is one another thread began: span_id is the id that thread gave it, and the thread's
+ *  index is JAGER_LOG_SPAN_THREAD(aux) (0 when the index does not fit 16 bits). */
+#define JAGER_LOG_SPAN_MOVED 0x200u
+/** The begin thread of a JAGER_LOG_SPAN_MOVED log's span (aux bits 16..31), 0 if unknown. */
+#define JAGER_LOG_SPAN_THREAD(aux) ((uint32_t)(aux) >> 16)
 
 /** A log record: fixed part, then body (body_len bytes, padded to 8), then attributes. */
 typedef struct jager_rec_log {
-    jager_record h;       /**< type JAGER_EV_LOG, aux = severity | flags */
+    jager_record h;       /**< type JAGER_EV_LOG, aux = severity | flags (| begin thread << 16 with JAGER_LOG_SPAN_MOVED) */
     uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint32_t span_id;     /**< innermost open span on the thread, 0 if none */
+    uint32_t span_id;     /**< innermost open span of the current task, 0 if none: the recording thread's id of it, or with JAGER_LOG_SPAN_MOVED its begin thread's */
     uint32_t site;        /**< its site, 0 if none */
     uint8_t trace_id[16]; /**< current trace context, zeros if none */
     uint8_t ctx_span_id[8]; /**< span id of the current trace context, zeros if none */

@@ -471,6 +471,10 @@ JG_HIDDEN void jg_task_switch(jg_tls *t, uint64_t to);
 JG_HIDDEN void jg_task_mail(jg_tls *t);
 /** The foreign entry whose stack word holds \p local_id, or NULL. */
 JG_HIDDEN const jg_foreign *jg_foreign_of(const jg_tls *t, uint32_t local_id);
+/** The innermost open span of \p t's current task, an adopted (foreign) one included: its
+ *  site in \p site, the thread that began it in \p begin_thread, and that thread's id of it
+ *  (the id its span record will carry), or 0 when none is open. [cold: t->nforeign set] */
+JG_HIDDEN uint32_t jg_task_top_span(const jg_tls *t, jager_site *site, uint32_t *begin_thread);
 /** Forget the foreign entry with \p local_id (its span ended or its task left). */
 JG_HIDDEN void jg_foreign_forget(jg_tls *t, uint32_t local_id);
 /** Take the open span at depth \p k out of \p t's stack (span.c). */

@@ -106,6 +106,21 @@ const jg_foreign *jg_foreign_of(const jg_tls *t, uint32_t local_id)
     return NULL;
 }
 
+uint32_t jg_task_top_span(const jg_tls *t, jager_site *site, uint32_t *begin_thread)
+{
+    int64_t top = jg_stack_top_of_task_x(t, jg_stack_top(t), t->task);
+    *site = 0;
+    *begin_thread = t->thread;
+    if (top < 0) return 0;
+    uint32_t d = (uint32_t)top;
+    *site = jg_stack_site(t, d) & ~JG_SITE_FOREIGN;
+    if (!jg_stack_foreign(t, d)) return jg_stack_id(t, d);
+    const jg_foreign *f = jg_foreign_of(t, jg_stack_id(t, d));
+    if (!f) return *site = 0, 0;
+    *begin_thread = f->thread;
+    return f->id;
+}
+
 void jg_foreign_forget(jg_tls *t, uint32_t local_id)
 {
     for (uint32_t i = t->nforeign; i-- > 0;) {

@@ -6,7 +6,9 @@
  * as cross-thread, Q finds no stale entry on thread 1, B's spans are untouched, and the
  * merged call paths equal node for node those of the same program run on thread 1 only.
  * With no memory to publish A's spans, A's move falls back to the old way (its spans end as
- * roots on the ending thread, counted), without a crash. Threads are pthreads; the test
+ * roots on the ending thread, counted), without a crash. A log A writes on thread 2 inside S
+ * carries S (its id on thread 1, JAGER_LOG_SPAN_MOVED with thread 1), as jager_span_current
+ * names it; one inside C carries C plainly. Threads are pthreads; the test
  * drives each step on its thread in turn, so nothing depends on timing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,6 +100,8 @@ static const char *const names[NSITES] = {"mig.P", "mig.S", "mig.C", "mig.B", "m
 static jager_site site[NSITES];
 static jager_span P, S, C, Q, R;
 static int fail_publish;
+static uint32_t cur_in_s, cur_in_c; /* jager_span_current on thread 2 inside S, inside C */
+static jager_site cur_site_s;
 #define TASK_A 0xA1u
 #define TASK_B 0xB2u
 
@@ -114,7 +118,11 @@ static void step_begin_yield(void) /* thread 1 */
 static void step_child(void) /* thread 2 */
 {
     jager_task_set(TASK_A);
+    cur_in_s = jager_span_current(&cur_site_s);
+    jager_log(JAGER_SEV_INFO, "in S", NULL, 0);
     C = jager_span_begin(site[SC]);
+    cur_in_c = jager_span_current(NULL);
+    jager_log(JAGER_SEV_INFO, "in C", NULL, 0);
     jager_span_end(C);
     jager_span_end(S);
     jager_task_set(0);
@@ -187,6 +195,33 @@ static int read_spans(const char *file, got *g, int cap)
     }
     jager_reader_close(r);
     return n;
+}
+
+/* The log with body \p body: its recording thread, span id, site and aux. */
+typedef struct got_log {
+    uint32_t thread, span_id, site, aux;
+} got_log;
+
+static got_log read_log(const char *file, const char *body)
+{
+    jager_reader *r;
+    assert_int_equal(jager_reader_open(file, &r), JAGER_OK);
+    jager_event ev;
+    got_log out = {0, 0, 0, 0};
+    int found = 0;
+    while (jager_reader_next(r, &ev) > 0) {
+        if (ev.type != JAGER_EV_LOG) continue;
+        const jager_rec_log *l = (const jager_rec_log *)ev.rec;
+        const char *b;
+        uint32_t len;
+        assert_int_equal(jager_log_body(l, &b, &len, NULL, NULL), JAGER_OK);
+        if (len != strlen(body) || memcmp(b, body, len)) continue;
+        out = (got_log){ev.thread, l->span_id, l->site, l->h.aux};
+        found++;
+    }
+    jager_reader_close(r);
+    assert_int_equal(found, 1);
+    return out;
 }
 
 static const got *one(const got *g, int n, int s, int nth)
@@ -299,6 +334,22 @@ static void test_migrated_parents(void **state)
     assert_int_equal(r->type, JAGER_EV_SPAN);
     assert_int_equal(r->parent_id, Q.id);
 
+    /* A's log on thread 2 inside the adopted S names S as thread 1 numbers it (today's span
+     * record's id), with thread 1 in aux; the one inside C, C plainly. */
+    got_log ls = read_log(file, "in S"), lc = read_log(file, "in C");
+    assert_int_equal(ls.thread, s->rec_thread);
+    assert_int_equal(ls.span_id, S.id);
+    assert_int_equal(ls.site, site[SS]);
+    assert_true(ls.aux & JAGER_LOG_SPAN_MOVED);
+    assert_int_equal(JAGER_LOG_SPAN_THREAD(ls.aux), t1);
+    assert_int_equal(ls.aux & 0xffu, JAGER_SEV_INFO);
+    assert_int_equal(lc.span_id, C.id);
+    assert_int_equal(lc.site, site[SC]);
+    assert_false(lc.aux & JAGER_LOG_SPAN_MOVED);
+    assert_int_equal(cur_in_s, S.id);
+    assert_int_equal(cur_site_s, site[SS]);
+    assert_int_equal(cur_in_c, C.id);
+
     /* The merged call paths equal those of the same program on one thread. */
     chain moved[16], still[16];
     int nm = merged_paths(file, moved, 16);
@@ -345,6 +396,11 @@ static void test_migrate_no_memory(void **state)
     assert_int_equal(p->parent_id, 0);
     assert_int_equal(c->parent_id, 0); /* A's first span on thread 2: a root of its task */
     assert_int_equal(q->parent_id, S.id);
+    /* nothing adopted: A's log on thread 2 before C has no span of A there */
+    got_log ls = read_log(file, "in S");
+    assert_int_equal(ls.span_id, 0);
+    assert_false(ls.aux & JAGER_LOG_SPAN_MOVED);
+    assert_int_equal(cur_in_s, 0);
     remove(file);
 }
 
