@@ -904,7 +904,7 @@ jager_status jm_model_add(jm_model *m, const jager_event *ev)
         if (end > t->last_ns) t->last_ns = end;
     }
     if (ev->type == JAGER_EV_LOG || ev->type == JAGER_EV_SPAN_ATTR || ev->type == JAGER_EV_SPAN_ERROR ||
-        (ev->type == JAGER_EV_SPAN && p->code_methods))
+        ((ev->type == JAGER_EV_SPAN || ev->type == JAGER_EV_SPAN_X) && p->code_methods))
         jm_methods_add(m, ev);
     switch (ev->type) {
     case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: add_span(m, ev); break;
