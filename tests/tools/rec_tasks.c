@@ -76,7 +76,7 @@ static void *second_thread(void *arg)
     (void)arg;
     jager_task_set(3); /* task 3 migrated here */
     jager_span s = jager_span_begin(s_io);
-    work(2);
+    work(40); /* long enough to be 2 px or more on the page's timeline, even when a loaded host stretches the run */
     log_at(JAGER_SEV_ERROR, "io failed", M_HOSTILE, 1);
     jager_span_end(s);
     jager_task_set(2); /* task 2 resumes here and ends the spans it began on thread 1 */
@@ -87,7 +87,7 @@ static void *second_thread(void *arg)
     mark_at("checkpoint");
     jager_task_set(4);
     s = jager_span_begin(s_other);
-    work(1);
+    work(40); /* likewise */
     jager_span_end(s);
     jager_task_set(0);
     return NULL;
