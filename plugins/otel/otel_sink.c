@@ -245,7 +245,12 @@ static void on_task(ot_state *st, uint32_t thread, const jager_rec_task *r)
     st->task[thread] = r->task;
 }
 
-static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_rec_span *r)
+/* A span recorded on \p rec_thread; \p thread numbers its id and \p parent_thread its
+ * parent's: the recording thread for a span, its begin thread and its parent's for a
+ * JAGER_EV_SPAN_X (a task that moved between threads), so its OTLP ids are those its
+ * children and attributes use. */
+static void on_span(ot_state *st, uint32_t rec_thread, uint64_t os_tid, const jager_rec_span *r, uint32_t thread,
+                    uint32_t parent_thread)
 {
     uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
     uint64_t key = ((uint64_t)thread << 32) | r->span_id;
@@ -267,13 +272,13 @@ static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_
     ot_span_id(st, thread, r->span_id, s->span_id);
     /* 2: the thread adopted a peer's context and this span's parent is the peer's span */
     if (ot_context_of_span(st, thread, r->span_id, r->parent_id, s->trace_id, s->parent) != 2) {
-        if (r->parent_id) ot_span_id(st, thread, r->parent_id, s->parent);
+        if (r->parent_id) ot_span_id(st, parent_thread, r->parent_id, s->parent);
         else memcpy(s->parent, st->root_id, 8);
     }
     s->has_parent = 1;
     s->start = ot_unix(st, r->start_ns);
     s->end = ot_unix(st, r->end_ns);
-    s->thread = thread;
+    s->thread = rec_thread;
     const char *name = NULL, *file = NULL;
     uint32_t line = 0;
     if (st->host->site_info(r->h.aux, &name, &file, &line) == JAGER_OK) {
@@ -283,7 +288,7 @@ static void on_span(ot_state *st, uint32_t thread, uint64_t os_tid, const jager_
     }
     if (!s->name) s->name = "span";
     s->os_tid = os_tid;
-    s->task = thread < st->ntask ? st->task[thread] : 0;
+    s->task = rec_thread < st->ntask ? st->task[rec_thread] : 0;
     if (p) {
         s->attrs = p->attrs;
         s->attrs_len = p->attrs_len;
@@ -453,7 +458,13 @@ jager_status ot_sink_write(void *ctx, const jager_batch *b)
         off += n;
         switch (r->type) {
         case JAGER_EV_SPAN:
-            if (n >= sizeof(jager_rec_span)) on_span(st, b->thread, os_tid, (const jager_rec_span *)r);
+            if (n >= sizeof(jager_rec_span)) on_span(st, b->thread, os_tid, (const jager_rec_span *)r, b->thread, b->thread);
+            break;
+        case JAGER_EV_SPAN_X:
+            if (n >= sizeof(jager_rec_span_x)) {
+                const jager_rec_span_x *x = (const jager_rec_span_x *)r;
+                on_span(st, b->thread, os_tid, (const jager_rec_span *)r, x->begin_thread, x->parent_thread);
+            }
             break;
         case JAGER_EV_SPAN_ATTR:
             if (n >= sizeof(jager_rec_span_attr)) on_attr(st, b->thread, (const jager_rec_span_attr *)r, n);

@@ -455,7 +455,7 @@ typedef struct jager_stat {
     uint64_t ring_bytes;       /**< bytes per ring */
     uint64_t events_pending;   /**< recorded events still in the rings (0 after jager_flush() and at shutdown) \since 1.1 */
     uint64_t drop_reports;     /**< drop records (JAGER_EV_DROP) the collector added to the batches \since 1.1 */
-    uint64_t spans_cross_thread; /**< spans ended on another thread than the one that began them: recorded on the ending thread as top-level spans (docs/configuration.md) \since 1.1 */
+    uint64_t spans_cross_thread; /**< spans ended on another thread than the one that began them: with their task adopted there (jager_task_set, since 1.2) recorded with their true parent as JAGER_EV_SPAN_X, otherwise on the ending thread as top-level spans (docs/configuration.md) \since 1.1 */
     uint32_t sinks;            /**< sinks of this run: jager_sink_stats() reads sink 0 … sinks−1 \since 1.1 */
     uint32_t reserved0;        /**< 0 */
 } jager_stat;
@@ -591,10 +591,18 @@ JAGER_API void jager_mark_attrs(const char *name, const jager_attr *attrs, size_
  * span of the current task. While recording, a change is written to the thread's ring as a
  * `task` record (jager_rec_task), so readers know which task emitted each later record
  * (`jager summary --by task`). Setting the current task again records nothing.
- * A span must still end on the thread that began it: one ended on another thread (a task
- * that migrated) is recorded there as a root of its task, leaving that thread's spans alone.
+ * A task may migrate (since 1.2): when the task a thread leaves has spans open there, they
+ * are published (one lock, one allocation), and the thread that resumes the task adopts
+ * them, so a span that ends on another thread than the one that began it keeps its parent,
+ * spans the task begins there are its children, and per-call-path totals are those of the
+ * same program without the move; the span is recorded as a JAGER_EV_SPAN_X with the threads
+ * that number its ids, and counted in jager_stat.spans_cross_thread. The thread it left
+ * takes the task's spans off its stack at its next task switch. A switch with no open spans
+ * of the task left costs no lock. Task 0 (the thread itself) never migrates: a span of it
+ * ended elsewhere, or one whose task's spans could not be published (no memory), is
+ * recorded on the ending thread as a root of its task, as before 1.2.
  * \param task the caller's id of the task (the same on every thread), 0 for none
- * [any-thread][hot-path: no alloc, no lock] \since 1.1
+ * [any-thread][no alloc, no lock unless the task left or resumed has open spans] \since 1.1
  */
 JAGER_API void jager_task_set(uint64_t task);
 
@@ -609,7 +617,9 @@ JAGER_API uint64_t jager_task_current(void);
  * \brief The innermost span still open on the calling thread that the current task began
  *        (where a task spawned now was made, say). [any-thread] \since 1.1
  * \param site receives its site (0 if none): borrowed, written during the call only; may be NULL
- * \return its per-thread span id, 0 if none is open
+ * \return its per-thread span id, 0 if none is open: the id the thread that began it gave it
+ *         (a span of a task that moved here, jager_task_set, keeps its begin thread's id,
+ *         as its span record and a log inside it do: JAGER_LOG_SPAN_MOVED)
  */
 JAGER_API uint32_t jager_span_current(jager_site *site);
 

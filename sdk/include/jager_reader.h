@@ -34,7 +34,7 @@ extern "C" {
 
 /** File format version written by this library. Readers accept the same major, any minor. */
 #define JAGER_FORMAT_MAJOR 1 /**< files of another major are refused */
-#define JAGER_FORMAT_MINOR 1 /**< appended fields and blocks, which older readers skip; 1.1: packed span records, the PATHS block */
+#define JAGER_FORMAT_MINOR 2 /**< appended fields and blocks, which older readers skip; 1.1: packed span records, the PATHS block; 1.2: JAGER_EV_SPAN_X */
 
 /** Opaque reader. */
 typedef struct jager_reader jager_reader;

@@ -51,6 +51,7 @@ typedef enum jager_core_event_type {
     JAGER_EV_SPAN_ERROR = 8, /**< jager_rec_span_error; aux = site */
     JAGER_EV_CONTEXT = 9,    /**< jager_rec_context; aux = 1 when a context is set, 0 when cleared */
     JAGER_EV_TASK = 10,      /**< jager_rec_task; aux = 0 (since 1.1) */
+    JAGER_EV_SPAN_X = 11,    /**< jager_rec_span_x; aux = site (since 1.2) */
     JAGER_EV_FIRST_PLUGIN = 256 /**< plugin types are numbered from here */
 } jager_core_event_type;
 
@@ -65,17 +66,42 @@ typedef struct jager_rec_span {
 } jager_rec_span;
 
 /**
+ * A span of a task that moved between threads (jager_task_set): begun on another thread
+ * than the one that recorded it, or under a parent begun on another thread. The fields of
+ * jager_rec_span (same offsets), then the threads that number its ids: \c span_id is
+ * \c begin_thread's id of it, \c parent_id \c parent_thread's id of its parent. Readers
+ * place it in the tree of \c begin_thread under (parent_thread, parent_id); it counts once.
+ * 48 bytes. \since 1.2
+ */
+typedef struct jager_rec_span_x {
+    jager_record h;         /**< type JAGER_EV_SPAN_X, aux = site */
+    uint64_t start_ns;      /**< begin time (jager_now_ns base) */
+    uint64_t end_ns;        /**< end time (jager_now_ns base) */
+    uint32_t span_id;       /**< the id \c begin_thread gave it, 1-based */
+    uint32_t parent_id;     /**< its parent's id on \c parent_thread, 0 at top level of its task */
+    uint64_t bytes;         /**< bytes allocated inside (jager_span_end_bytes), else 0 */
+    uint32_t begin_thread;  /**< the thread index (as the file numbers threads) that began it */
+    uint32_t parent_thread; /**< the thread index that began its parent (begin_thread when none) */
+} jager_rec_span_x;
+
+/**
  * Attribute list encoding (used by logs and span attributes), repeated nattrs times:
  * `u16 key_len, u16 kind (jager_attr_kind), u32 value_len, key bytes, value bytes, zero
  * padding to 8`. I64/F64/BOOL values are 8 bytes; STR values are UTF-8 bytes.
  */
 #define JAGER_LOG_TRUNCATED 0x100u /**< in jager_rec_log aux: body or attributes were cut */
+/** In jager_rec_log aux (since 1.2): the task moved here (jager_task_set) and the log's span
+ *  is one another thread began: span_id is the id that thread gave it, and the thread's
+ *  index is JAGER_LOG_SPAN_THREAD(aux) (0 when the index does not fit 16 bits). */
+#define JAGER_LOG_SPAN_MOVED 0x200u
+/** The begin thread of a JAGER_LOG_SPAN_MOVED log's span (aux bits 16..31), 0 if unknown. */
+#define JAGER_LOG_SPAN_THREAD(aux) ((uint32_t)(aux) >> 16)
 
 /** A log record: fixed part, then body (body_len bytes, padded to 8), then attributes. */
 typedef struct jager_rec_log {
-    jager_record h;       /**< type JAGER_EV_LOG, aux = severity | flags */
+    jager_record h;       /**< type JAGER_EV_LOG, aux = severity | flags (| begin thread << 16 with JAGER_LOG_SPAN_MOVED) */
     uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint32_t span_id;     /**< innermost open span on the thread, 0 if none */
+    uint32_t span_id;     /**< innermost open span of the current task, 0 if none: the recording thread's id of it, or with JAGER_LOG_SPAN_MOVED its begin thread's */
     uint32_t site;        /**< its site, 0 if none */
     uint8_t trace_id[16]; /**< current trace context, zeros if none */
     uint8_t ctx_span_id[8]; /**< span id of the current trace context, zeros if none */

@@ -101,10 +101,17 @@ void jager_log(jager_severity severity, const char *body, const jager_attr *attr
     r->time_ns = jg_now_ns();
     r->span_id = 0;
     r->site = 0;
-    int64_t top = jg_stack_top_of_task(t, jg_stack_top(t), t->task); /* the innermost open span of the task running now */
-    if (top >= 0) {
-        r->span_id = jg_stack_id(t, (uint32_t)top);
-        r->site = jg_stack_site(t, (uint32_t)top);
+    if (JG_UNLIKELY(t->nforeign)) { /* the task moved here: its innermost span may be another thread's */
+        uint32_t begin_thread;
+        r->span_id = jg_task_top_span(t, &r->site, &begin_thread);
+        if (r->span_id && begin_thread != t->thread)
+            r->h.aux |= JAGER_LOG_SPAN_MOVED | (begin_thread <= 0xffffu ? begin_thread << 16 : 0);
+    } else {
+        int64_t top = jg_stack_top_of_task(t, jg_stack_top(t), t->task); /* the innermost open span of the task running now */
+        if (top >= 0) {
+            r->span_id = jg_stack_id(t, (uint32_t)top);
+            r->site = jg_stack_site(t, (uint32_t)top);
+        }
     }
     if (t->has_ctx) {
         memcpy(r->trace_id, t->ctx.trace_id, 16);
@@ -210,6 +217,7 @@ void jager_task_set(uint64_t task)
     if (JG_UNLIKELY(!atomic_load_explicit(&jg_enabled, memory_order_acquire))) return;
     jg_tls *t = jg_tls_fast();
     if (JG_UNLIKELY(!t) || t->task == task) return;
+    jg_task_switch(t, task); /* a task that leaves open spans, or resumes where it did not leave them */
     t->task = task;
     jager_rec_task *r = jg_record_reserve(sizeof *r, &t);
     if (!r) return; /* counted as a drop; the parents of spans still follow the task */
@@ -229,6 +237,12 @@ uint32_t jager_span_current(jager_site *site)
     if (!atomic_load_explicit(&jg_enabled, memory_order_acquire)) return 0;
     jg_tls *t = jg_tls_peek();
     if (!t || t->generation != atomic_load_explicit(&jg_generation, memory_order_relaxed)) return 0;
+    if (t->nforeign) { /* the task moved here: its innermost span may be another thread's */
+        jager_site s;
+        uint32_t begin_thread, id = jg_task_top_span(t, &s, &begin_thread);
+        if (site) *site = id ? s : 0;
+        return id;
+    }
     int64_t top = jg_stack_top_of_task(t, jg_stack_top(t), t->task);
     if (top < 0) return 0;
     if (site) *site = jg_stack_site(t, (uint32_t)top);

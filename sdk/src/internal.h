@@ -32,6 +32,8 @@
  *   plugin_handle.h  what loader, host API, plugin events and timers share about plugins
  *   span_hooks.c     host->span_hook_add/remove: plugin callbacks on named sites' spans
  *   paths.c      exact per-call-path aggregates per thread (the PATHS blocks' source)
+ *   task_move.c  tasks that move between threads: the task directory (a task's open spans
+ *                published at switch-out, adopted where it resumes) and the drop mailbox
  *   file_paths.c the .jgr writer's PATHS blocks (file_sink_priv.h)
  *   launch.c     which process of a tree records, and where (zero-code mode)
  *   supply_check.c   JAGER_LOCK: loads libjager-supply.so and runs its check
@@ -394,7 +396,22 @@ typedef struct jg_tls {
     /* open spans whose begin a span hook was told of (span_hooks.c; nhooked of them, near
      * the top: the end cache's miss path reads it): their ends are told too */
     jg_hooked_span hooked[JG_HOOKED_OPEN];
+    /* foreign entries of the stack (a migrated task's spans another thread began,
+     * task_move.c): nforeign of them, by the local id their stack entry holds */
+    struct jg_foreign *foreign;
+    uint32_t nforeign, foreign_cap;
 } jg_tls;
+
+/* A foreign stack entry (task_move.c): an open span that another thread began, adopted with
+ * its task. Its stack word is SID(site | JG_SITE_FOREIGN, local id) — sites are below
+ * JG_SITE_MAX, so no span end's compare ever matches it — and its stack_task is ~task, so
+ * a span whose neighbour it is leaves the end's fast path for end_task. */
+#define JG_SITE_FOREIGN 0x80000000u
+typedef struct jg_foreign {
+    uint32_t local_id;  /* the id in the stack entry (this thread's numbering) */
+    uint32_t thread;    /* the thread index that began it */
+    uint32_t id;        /* that thread's id of it */
+} jg_foreign;
 
 typedef struct jg_deep_entry {
     uint64_t sid;          /* as stack_sid */
@@ -424,6 +441,20 @@ static inline int64_t jg_stack_top_of_task(const jg_tls *t, int64_t d, uint64_t 
     return d;
 }
 static inline jager_site jg_stack_site(const jg_tls *t, uint32_t d) { return (jager_site)jg_stack_sid(t, d); }
+/** Whether the open span at depth \p d (on the stack) is a foreign entry (task_move.c). */
+static inline int jg_stack_foreign(const jg_tls *t, uint32_t d) { return (jg_stack_site(t, d) & JG_SITE_FOREIGN) != 0; }
+/** The task of the open span at depth \p d, a foreign entry's too. */
+static inline uint64_t jg_stack_task_real(const jg_tls *t, uint32_t d)
+{
+    return jg_stack_foreign(t, d) ? ~jg_stack_task(t, d) : jg_stack_task(t, d);
+}
+/** As jg_stack_top_of_task, foreign entries of \p task included: the parent of a migrated
+ *  task's span may be a span another thread began. [cold paths only] */
+static inline int64_t jg_stack_top_of_task_x(const jg_tls *t, int64_t d, uint64_t task)
+{
+    while (d >= 0 && jg_stack_task_real(t, (uint32_t)d) != task) d--;
+    return d;
+}
 /** The innermost open span on the stack, or -1 when none. */
 static inline int64_t jg_stack_top(const jg_tls *t)
 {
@@ -431,6 +462,28 @@ static inline int64_t jg_stack_top(const jg_tls *t)
     if (t->deep_hole && d >= t->deep_hole) d = t->deep_hole - 1;
     return (int64_t)d - 1;
 }
+
+/* ---- tasks that move between threads (task_move.c) ---- */
+/** jager_task_set on \p t, from task t->task to \p to (before t->task changes): publish the
+ *  old task's open spans, adopt the new one's if another thread published them. */
+JG_HIDDEN void jg_task_switch(jg_tls *t, uint64_t to);
+/** Drop the entries of tasks another thread adopted from \p t's stack (its mailbox). */
+JG_HIDDEN void jg_task_mail(jg_tls *t);
+/** The foreign entry whose stack word holds \p local_id, or NULL. */
+JG_HIDDEN const jg_foreign *jg_foreign_of(const jg_tls *t, uint32_t local_id);
+/** The innermost open span of \p t's current task, an adopted (foreign) one included: its
+ *  site in \p site, the thread that began it in \p begin_thread, and that thread's id of it
+ *  (the id its span record will carry), or 0 when none is open. [cold: t->nforeign set] */
+JG_HIDDEN uint32_t jg_task_top_span(const jg_tls *t, jager_site *site, uint32_t *begin_thread);
+/** Forget the foreign entry with \p local_id (its span ended or its task left). */
+JG_HIDDEN void jg_foreign_forget(jg_tls *t, uint32_t local_id);
+/** Take the open span at depth \p k out of \p t's stack (span.c). */
+JG_HIDDEN void jg_stack_remove(jg_tls *t, uint32_t k);
+/** Empty the task directory and the mailbox (a new run). */
+JG_HIDDEN void jg_task_moves_reset(void);
+/** Task switches whose open spans could not be published or adopted (no memory, directory
+ *  or mailbox full, stack too deep): their spans end as before, roots on the ending thread. */
+JG_HIDDEN uint64_t jg_task_moves_failed(void);
 
 /** The calling thread's state; created on first use (NULL only on out of memory). */
 JG_HIDDEN jg_tls *jg_tls_get(void);

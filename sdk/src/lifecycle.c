@@ -330,6 +330,7 @@ static int fork_child_start(int whole, const char **why)
         return *why = "its collector thread could not start", -1;
     }
     jg_retired_reset();
+    jg_task_moves_reset();
     jg_counters_reset_totals();
     snprintf(own_path, sizeof own_path, "%s", path);
     own_file_sink = fs.ctx;
@@ -575,6 +576,7 @@ jager_status jager_init(const jager_config *cfg)
     }
     if ((st = jg_collector_start()) != JAGER_OK) goto out;
     jg_retired_reset();
+    jg_task_moves_reset();
     jg_counters_reset_totals();
     owner_pid = getpid();
     set_enabled(1);

@@ -148,15 +148,17 @@ static inline void stack_node_set(jg_tls *t, uint32_t d, uint32_t id, uint32_t n
  * cached. Without tasks every entry is the task 0's, so this is the whole stack below. */
 static uint32_t entry_node(jg_tls *t, jg_paths *p, uint32_t q)
 {
-    uint64_t task = jg_stack_task(t, q);
+    /* A task that moved here has foreign entries below its own (task_move.c): the same
+     * task's, their sites the chain it had where it began them. */
+    uint64_t task = jg_stack_task_real(t, q);
     int64_t j = q;
     uint32_t node = 0;
     while (j >= 0 && !(node = stack_node(t, (uint32_t)j, jg_stack_id(t, (uint32_t)j))))
-        j = jg_stack_top_of_task(t, j - 1, task);
+        j = jg_stack_top_of_task_x(t, j - 1, task);
     if (node && (uint32_t)j == q) return node;
     for (uint32_t i = j >= 0 ? (uint32_t)j + 1 : 0; i <= q; i++) {
-        if (jg_stack_task(t, i) != task) continue;
-        node = child_of(p, node, jg_stack_site(t, i));
+        if (jg_stack_task_real(t, i) != task) continue;
+        node = child_of(p, node, jg_stack_site(t, i) & ~JG_SITE_FOREIGN);
         stack_node_set(t, i, jg_stack_id(t, i), node);
     }
     return node;

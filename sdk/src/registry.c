@@ -436,7 +436,8 @@ void jg_types_register_core(void)
     } core[] = {{JAGER_EV_SPAN, "span"},   {JAGER_EV_LOG, "log"},   {JAGER_EV_COUNTER, "counter"},
                 {JAGER_EV_MARK, "mark"},   {JAGER_EV_DROP, "drop"}, {JAGER_EV_DIAG, "diag"},
                 {JAGER_EV_SPAN_ATTR, "span_attr"}, {JAGER_EV_SPAN_ERROR, "span_error"},
-                {JAGER_EV_CONTEXT, "context"}, {JAGER_EV_TASK, "task"}};
+                {JAGER_EV_CONTEXT, "context"}, {JAGER_EV_TASK, "task"},
+                {JAGER_EV_SPAN_X, "span_x"}};
     for (size_t i = 0; i < sizeof core / sizeof core[0]; i++) jg_type_register(core[i].name, NULL, 0, core[i].id, NULL);
     jg_plugin_events_reset(); /* a new run: its refused and late plugin events count from 0 */
 }

@@ -591,6 +591,83 @@ static void unstack_at(jg_tls *t, uint32_t k, uint32_t depth)
     if (t->deep_hole && t->depth + 1 <= t->deep_hole) t->deep_hole = 0;
 }
 
+void jg_stack_remove(jg_tls *t, uint32_t k) { unstack_at(t, k, t->depth); }
+
+/* ---- spans of tasks that moved between threads (task_move.c) ---- */
+
+/* A span whose begin thread or parent's thread is not this one: the exact aggregates on
+ * this thread (its call path resolved under the parent's entry, \p local_parent, through
+ * the task's site chain), then a JAGER_EV_SPAN_X record. \p sid holds the site and the
+ * begin thread's id of it. */
+static JG_COLD void finish_x(jg_tls *t, uint32_t d, uint64_t start, uint64_t end, uint64_t sid, uint32_t local_parent,
+                             uint64_t bytes, uint32_t begin_thread, uint32_t parent_thread, uint32_t parent_id)
+{
+    jager_site site = SID_SITE(sid);
+    path_add(jg_path_resolve(t, d, site, local_parent), end - start, bytes);
+    jg_site_agg *a = jg_site_agg_fast(t, site);
+    if (JG_LIKELY(a)) {
+        agg_add(a, end - start, bytes);
+        if (!keep_event(a, end)) return;
+    } else {
+        jg_bump(&t->spans_ended, 1);
+    }
+    if (!t->ring) {
+        jg_bump(&t->no_ring_drops, 1);
+        if (a) jg_bump(&a->dropped, 1);
+        return;
+    }
+    jager_rec_span_x *r = jg_ring_reserve(t->ring, sizeof *r);
+    if (!r) {
+        if (a) jg_bump(&a->dropped, 1);
+        return;
+    }
+    rec_fill((jager_rec_span *)(void *)r, start, end, sid, parent_id, bytes);
+    r->h.type = JAGER_EV_SPAN_X;
+    r->h.words = sizeof *r / 8;
+    r->begin_thread = begin_thread;
+    r->parent_thread = parent_thread;
+    jg_ring_commit(t->ring, sizeof *r);
+}
+
+/* The span at depth \p d of task \p task (begun on \p begin_thread with the id in \p sid)
+ * ends, its entry gone: its parent is the task's innermost entry below \p d, which may be
+ * foreign. 0 when neither the span nor its parent is another thread's (the usual way). */
+static JG_COLD int finish_moved(jg_tls *t, uint32_t d, uint64_t task, uint64_t start, uint64_t end, uint64_t sid,
+                                uint64_t bytes, uint32_t begin_thread)
+{
+    int64_t i = d ? jg_stack_top_of_task_x(t, (int64_t)d - 1, task) : -1;
+    const jg_foreign *f = i >= 0 && jg_stack_foreign(t, (uint32_t)i) ? jg_foreign_of(t, jg_stack_id(t, (uint32_t)i)) : NULL;
+    if (!f && begin_thread == t->thread) return 0;
+    uint32_t local = i >= 0 ? jg_stack_id(t, (uint32_t)i) : 0;
+    uint32_t pthread = f ? f->thread : i >= 0 ? t->thread : begin_thread, pid = f ? f->id : local;
+    finish_x(t, d, start, end, sid, local, bytes, begin_thread, pthread, pid);
+    return 1;
+}
+
+/* Not on this thread's stack as its own: a foreign entry of a task that moved here? Its
+ * end is counted as a cross-thread one and recorded with its begin thread's id. */
+static JG_COLD int end_foreign(jg_tls *t, uint64_t start, uint64_t end, uint64_t sid, uint64_t bytes)
+{
+    uint32_t depth = t->depth, k = depth;
+    const jg_foreign *f = NULL;
+    while (k > 0) {
+        k--;
+        if (!jg_stack_has(t, k) || !jg_stack_foreign(t, k)) continue;
+        if ((jg_stack_site(t, k) & ~JG_SITE_FOREIGN) != SID_SITE(sid)) continue;
+        f = jg_foreign_of(t, jg_stack_id(t, k));
+        if (f && f->id == SID_ID(sid)) break;
+        f = NULL;
+    }
+    if (!f) return 0;
+    jg_foreign x = *f;
+    uint64_t task = jg_stack_task_real(t, k);
+    jg_foreign_forget(t, x.local_id);
+    unstack_at(t, k, depth);
+    jg_bump(&t->cross_thread, 1);
+    if (!finish_moved(t, k, task, start, end, sid, bytes, x.thread)) finish_slow(t, k, start, end, sid, 0, bytes);
+    return 1;
+}
+
 /* Tasks interleave on the thread (jager_task_set): the parent of a span of \p task whose
  * parent would be the entry at depth \p k is the innermost entry at \p k or below that the
  * same task began. */
@@ -620,6 +697,7 @@ static JG_COLD void end_odd(jg_tls *t, uint64_t t0, uint64_t sid, uint64_t bytes
 {
     uint64_t start, end;
     span_times(t0, t1, tsc, &start, &end);
+    jg_task_mail(t); /* entries of tasks adopted elsewhere are not this thread's any more */
     uint32_t depth = t->depth, k = depth;
     while (k > 0 && !(jg_stack_has(t, k - 1) && jg_stack_sid(t, k - 1) == sid)) k--;
     if (k > 0) {
@@ -627,6 +705,7 @@ static JG_COLD void end_odd(jg_tls *t, uint64_t t0, uint64_t sid, uint64_t bytes
         jg_end_cache c = k >= JG_MAX_DEPTH ? t->deep[k - JG_MAX_DEPTH].cache : (jg_end_cache){0, 0, NULL, NULL};
         uint64_t task = jg_stack_task(t, k);
         unstack_at(t, k, depth);
+        if (t->nforeign && finish_moved(t, k, task, start, end, sid, bytes, t->thread)) return;
         uint32_t parent = k ? task_parent(t, k - 1, task) : 0;
         /* deeper than the fixed stack: its entry's cache, as the fast path's (not while
          * hooked spans are open: finish_slow tells their hooks) */
@@ -640,6 +719,7 @@ static JG_COLD void end_odd(jg_tls *t, uint64_t t0, uint64_t sid, uint64_t bytes
         return finish_slow(t, JG_DEPTH_UNKNOWN, start, end, sid, 0, bytes);
     }
     if (start < atomic_load_explicit(&jg_run_start_ns, memory_order_relaxed)) return;
+    if (t->nforeign && end_foreign(t, start, end, sid, bytes)) return;
     jg_bump(&t->cross_thread, 1);
     uint32_t id = ++t->next_span;
     if (JG_UNLIKELY(id == 0)) id = ++t->next_span;
@@ -685,6 +765,11 @@ static JG_INLINE void end_found(jg_tls *t, uint32_t d, uint32_t parent, uint64_t
 static JG_COLD void end_task(jg_tls *t, uint64_t t0, uint64_t sid, uint64_t bytes, uint64_t t1, int tsc)
 {
     uint32_t d = t->depth;
+    if (JG_UNLIKELY(t->nforeign)) { /* the parent may be a span of the task another thread began */
+        uint64_t start, end;
+        span_times(t0, t1, tsc, &start, &end);
+        if (finish_moved(t, d, t->stack_task[d], start, end, sid, bytes, t->thread)) return;
+    }
     end_found(t, d, task_parent(t, d - 1, t->stack_task[d]), t0, sid, bytes, t1, tsc);
 }
 

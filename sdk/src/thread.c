@@ -171,6 +171,7 @@ static void on_thread_exit(void *arg)
 {
     jg_tls *t = arg;
     if (!t) return;
+    jg_task_mail(t); /* posts for it go with it */
     pthread_mutex_lock(&threads_lock);
     if (t->prev_all) t->prev_all->next_all = t->next_all;
     else if (live_head == t) live_head = t->next_all;
@@ -191,6 +192,7 @@ static void on_thread_exit(void *arg)
     agg_free(t->agg_dir);
     jg_tls_ptr = NULL;
     free(t->deep);
+    free(t->foreign);
     free(t);
 }
 
@@ -215,6 +217,7 @@ static void arm(jg_tls *t, uint32_t gen)
         t->deep_hole = 0;
         t->nhooked = 0; /* hooked spans of an earlier run end untold */
         t->task = 0; /* a new run's ring has no task record yet */
+        t->nforeign = 0;
     }
     t->generation = gen;
     uint32_t live = 0;

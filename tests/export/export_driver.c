@@ -163,6 +163,8 @@ static void print_record(FILE *f, uint32_t thread, const jager_record *h)
         ju64(f, &first, "span_id", s->span_id);
         ju64(f, &first, "parent_id", s->parent_id);
         ju64(f, &first, "bytes", s->bytes);
+        ju64(f, &first, "begin_thread", thread); /* a plain span: numbered by its thread */
+        ju64(f, &first, "parent_thread", thread);
         break;
     }
     case JAGER_EV_LOG: {

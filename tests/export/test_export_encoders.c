@@ -364,6 +364,36 @@ static void test_span_order(void **state)
     sp_free(o);
 }
 
+/* Spans of a task that moved between threads (JAGER_EV_SPAN_X): P begun on thread 1 and
+ * ended on thread 3, S begun on thread 1 under P and ended on thread 2, C begun on thread 2
+ * under S. All three join thread 1's batch, so they nest P { S { C } } there, as the
+ * single-thread program's would (not three roots of threads 2 and 3). */
+static void test_span_order_moved(void **state)
+{
+    (void)state;
+    walk_log l = {.monotonic = 1};
+    sp_orderer *o = sp_new(on_batch, &l);
+    assert_non_null(o);
+    jager_rec_span c = rec(3, 20, 30, 4, 2), sx = rec(2, 10, 50, 2, 1), p = rec(1, 0, 100, 1, 0);
+    jm_span_view v;
+    v = (jm_span_view){&c, 2, 1, 1}; /* C: numbered by thread 2, its parent S by thread 1 */
+    assert_int_equal(sp_add_view(o, &v), 0);
+    v = (jm_span_view){&sx, 1, 1, 1};
+    assert_int_equal(sp_add_view(o, &v), 0);
+    assert_int_equal(l.batches, 0);
+    v = (jm_span_view){&p, 1, 1, 1}; /* P: a root of its task, numbered by thread 1 */
+    assert_int_equal(sp_add_view(o, &v), 0);
+    assert_int_equal(l.batches, 1); /* one batch: P's whole tree */
+    l.text[l.len] = 0;
+    assert_string_equal(l.text, "O1@0 O2@10 O3@20 C3@30 C2@50 C1@100 ");
+    assert_int_equal(l.excl[1], 60);
+    assert_int_equal(l.excl[2], 30);
+    assert_int_equal(l.excl[3], 10);
+    assert_int_equal(sp_finish(o), 0);
+    assert_int_equal(l.batches, 1);
+    sp_free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_plain_bools),        cmocka_unit_test(test_dict),
         cmocka_unit_test(test_protobuf),           cmocka_unit_test(test_json),
         cmocka_unit_test(test_utf8_clean),         cmocka_unit_test(test_span_order),
+        cmocka_unit_test(test_span_order_moved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

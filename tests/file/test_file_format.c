@@ -99,7 +99,7 @@ static void test_packed_roundtrip_equal(void **state)
     jager_reader_info info = {.struct_size = sizeof info};
     assert_int_equal(jager_reader_get_info(r, &info), JAGER_OK);
     assert_int_equal(info.format_major, 1);
-    assert_int_equal(info.format_minor, 1);
+    assert_int_equal(info.format_minor, JAGER_FORMAT_MINOR);
     /* the sink's records per thread, in order (indexed once: memsink_at walks from the
      * start): the file must give the same sequence */
     const jager_record **recs = calloc(m->nrecs + 1, sizeof *recs);

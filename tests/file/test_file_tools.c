@@ -154,7 +154,8 @@ static void test_info(void **state)
     for (int t = 0; t < 512; t++) total += ex->by_type[t];
     char want[512];
     assert_non_null(strstr(out, "\nstatus: complete\n"));
-    assert_non_null(strstr(out, "\nformat: 1.1\n"));
+    snprintf(want, sizeof want, "\nformat: %d.%d\n", JAGER_FORMAT_MAJOR, JAGER_FORMAT_MINOR);
+    assert_non_null(strstr(out, want));
     snprintf(want, sizeof want, "\nevents: %" PRIu64 "\n", total);
     assert_non_null(strstr(out, want));
     snprintf(want, sizeof want, "\nbytes: %zu\n", f->size);

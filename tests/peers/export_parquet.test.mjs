@@ -150,3 +150,34 @@ test('parquet: values beyond INT64_MAX keep their unsigned value; hostile string
   assert.ok(logs.includes('quote " comma , newline \n cr \r tab \t end'));
   assert.deepEqual(logs, tables.get('log').map((l) => l.body));
 });
+
+// A task that migrated between threads (rec_tasks of tests/tools: task 2's solve and the solve
+// nested in it begun on thread 1, ended on thread 2 — JAGER_EV_SPAN_X records): both are rows
+// of the span table, recorded by thread 2, numbered by thread 1 (begin_thread), the inner one
+// under the outer one (parent_thread, parent_id); a plain span's begin_thread and
+// parent_thread are its own thread.
+test('parquet: spans of a task that moved between threads keep their begin thread and parent', { skip: !process.env.REC_TASKS }, async () => {
+  const jgr = outPath('tasks.jgr');
+  assert.equal(run(process.env.REC_TASKS, [jgr]).status, 0);
+  const out = outPath('pq-tasks');
+  assert.equal(jager('export', '--format', 'parquet', jgr, '-o', out).status, 0);
+  const file = sqlPath(path.join(out, 'span.parquet'));
+  const moved = (await query(`SELECT thread, name, span_id, parent_id, begin_thread, parent_thread FROM read_parquet(${file})
+    WHERE begin_thread <> thread ORDER BY parent_id`)).rows;
+  assert.equal(moved.length, 2, JSON.stringify(moved, (k, v) => (typeof v === 'bigint' ? String(v) : v)));
+  const [outer, inner] = moved;
+  for (const r of moved) {
+    assert.equal(r.name, 'solve');
+    assert.equal(r.thread, 2n);
+    assert.equal(r.begin_thread, 1n);
+    assert.equal(r.parent_thread, 1n);
+  }
+  assert.equal(outer.parent_id, 0n);
+  assert.equal(inner.parent_id, outer.span_id, 'the migrated solve under the outer solve, as thread 1 numbers it');
+  // the steps under the outer solve are plain spans of thread 1 with the same parent id
+  const steps = (await query(`SELECT parent_id, begin_thread, parent_thread FROM read_parquet(${file}) WHERE name = 'step'`)).rows;
+  assert.equal(steps.length, 3);
+  for (const s of steps) assert.deepEqual([s.parent_id, s.begin_thread, s.parent_thread], [outer.span_id, 1n, 1n]);
+  const plain = (await query(`SELECT count(*) AS n FROM read_parquet(${file}) WHERE begin_thread = thread AND parent_thread = thread`)).rows;
+  assert.equal(plain[0].n, 7n, 'the 7 other spans numbered by their own thread');
+});

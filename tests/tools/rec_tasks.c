@@ -1,6 +1,7 @@
 /* rec_tasks FILE: a Julia-like recording made with the C API alone (no Julia needed) — tasks
- * interleaving on a thread (jager_task_set), a task that migrates to a second thread (one
- * span of it begun on thread 1 and ended on thread 2), log records and marks carrying the
+ * interleaving on a thread (jager_task_set), a task that migrates to a second thread (its
+ * solve span and the one nested in it begun on thread 1 and ended on thread 2, the inner one
+ * keeping its parent: JAGER_EV_SPAN_X), log records and marks carrying the
  * Julia binding's GC counters (gc.* i64 attributes) and code.method, a span error whose span
  * carries code.method, and hostile task and method names. Prints one JSON line: what it
  * recorded (tasks with their span counts and threads, the GC counter samples in time order,
@@ -22,7 +23,7 @@
 #define T3_NAME "\"><svg onload=window.__pwned=4>"
 
 static jager_site s_main, s_solve, s_step, s_io, s_other;
-static jager_span migrating; /* begun by task 2 on thread 1, ended by it on thread 2 */
+static jager_span migrating, solve; /* begun by task 2 on thread 1 (migrating inside solve), ended by it on thread 2 */
 static int64_t gc_bytes = 1000000, gc_pauses = 0, gc_time = 0, gc_full = 0;
 static int nsamples;
 static char samples[4096]; /* JSON of the GC counter samples */
@@ -75,16 +76,18 @@ static void *second_thread(void *arg)
     (void)arg;
     jager_task_set(3); /* task 3 migrated here */
     jager_span s = jager_span_begin(s_io);
-    work(2);
+    work(40); /* long enough to be 2 px or more on the page's timeline, even when a loaded host stretches the run */
     log_at(JAGER_SEV_ERROR, "io failed", M_HOSTILE, 1);
     jager_span_end(s);
-    jager_task_set(2); /* task 2 resumes here and ends the span it began on thread 1 */
+    jager_task_set(2); /* task 2 resumes here and ends the spans it began on thread 1 */
     work(1);
+    log_at(JAGER_SEV_INFO, "resumed", NULL, 0); /* inside migrating, adopted from thread 1 */
     jager_span_end(migrating);
+    jager_span_end(solve);
     mark_at("checkpoint");
     jager_task_set(4);
     s = jager_span_begin(s_other);
-    work(1);
+    work(40); /* likewise */
     jager_span_end(s);
     jager_task_set(0);
     return NULL;
@@ -123,7 +126,7 @@ int main(int argc, char **argv)
     jager_task_set(1);
     jager_span m = jager_span_begin(s_main);
     jager_task_set(2);
-    jager_span solve = jager_span_begin(s_solve);
+    solve = jager_span_begin(s_solve);
     jager_task_set(3);
     jager_span io = jager_span_begin(s_io); /* task 3 yields inside its span */
     work(1);
@@ -144,8 +147,7 @@ int main(int argc, char **argv)
     log_at(JAGER_SEV_WARN, "io slow", M_HOSTILE, 0);
     jager_span_end(io);
     jager_task_set(2);
-    jager_span_end(solve);
-    migrating = jager_span_begin(s_solve);
+    migrating = jager_span_begin(s_solve); /* inside solve: its true parent, on thread 1 */
     work(1);
     jager_task_set(1);
     log_at(JAGER_SEV_INFO, "no method here", NULL, 0);
@@ -156,8 +158,8 @@ int main(int argc, char **argv)
     pthread_join(t, NULL);
     jager_shutdown();
 
-    /* task 1: main; task 2: solve, 3 × step, solve (ended on thread 2); task 3: io (thread 1),
-     * io (thread 2); task 4: other */
+    /* task 1: main; task 2: solve (ended on thread 2) holding 3 × step and solve (migrating,
+     * ended on thread 2); task 3: io (thread 1), io (thread 2); task 4: other */
     printf("{\"tasks\":[{\"id\":1,\"spans\":1,\"threads\":[1]},{\"id\":2,\"name\":\"solver\",\"spans\":5,\"threads\":[1,2]},"
            "{\"id\":3,\"name\":");
     fputs("\"\\\"><svg onload=window.__pwned=4>\"", stdout);

@@ -5,7 +5,11 @@
 // it ran on and its span count, and julia.gc.* series equal to the values written;
 // `summary --by method` counts each method's logs, warnings, errors and span errors exactly;
 // the Chrome export puts each task's spans on one lane and the GC counters on "C" tracks
-// with the values written.
+// with the values written. Task 2 migrates inside its solve span: the inner solve, begun on
+// thread 1 under it and ended on thread 2 (a JAGER_EV_SPAN_X), keeps solve as its parent in
+// the summary's and the report's call trees and in the Chrome export's args, and a log
+// written on thread 2 inside it names it; before the task directory it was a root of thread
+// 2 (parent_id 0, a second top-level solve in the trees).
 'use strict';
 const fs = require('fs');
 const { tmp, check, done, run, jager, jagerJson } = require('./tutil');
@@ -37,7 +41,14 @@ for (const t of want.tasks) {
 }
 check(JSON.stringify(data.lanes.map((l) => l.task)) === JSON.stringify(want.tasks.map((t) => t.id)), 'task lanes in task id order');
 const tl2 = taskLanes.find((l) => l.task === 2);
-check(tl2 && tl2.rows.length === 2 && tl2.rows[1].s.length === 3, 'task 2: its 3 steps nest under solve (row 1), as its own tree');
+check(tl2 && tl2.rows.length === 2 && tl2.rows[1].s.length === 4, 'task 2: its 3 steps and the migrated solve nest under solve (row 1), as its own tree');
+// the page's call tree: the migrated solve under solve, with the 3 steps; one top-level solve
+const tr = data.tree, siteName = (k) => data.sites[k] && data.sites[k][0]; // sites: [name, file, line]
+const kidsOf = (i) => tr.p.map((p, j) => [p, j]).filter(([p]) => p === i).map(([, j]) => j);
+const topSolve = kidsOf(0).filter((j) => siteName(tr.k[j]) === 'solve');
+check(topSolve.length === 1 && tr.c[topSolve[0]] === 1, `report tree: one top-level solve, 1 call (${topSolve.map((j) => tr.c[j])})`);
+const underSolve = topSolve.length === 1 ? kidsOf(topSolve[0]).map((j) => `${siteName(tr.k[j])}:${tr.c[j]}`).sort() : [];
+check(JSON.stringify(underSolve) === JSON.stringify(['solve:1', 'step:3']), `report tree: solve holds the migrated solve and 3 steps (${underSolve})`);
 for (let i = 0; i < want.gc_keys.length; i++) {
   const c = data.counters.find((x) => x.name === 'julia.' + want.gc_keys[i]);
   const vals = want.gc.map((row) => row[i]);
@@ -68,6 +79,15 @@ check(sg && sg.length === 1 && sg[0].name === 'step' && sg[0].calls === 1 && sg[
 const text = jager(['summary', '--by', 'method', rec]).out;
 check(/By method/.test(text) && text.includes('Tuple{typeof(solve!), Vector{Float64}}'), 'the text summary lists the methods');
 
+// ---- summary --by task: the migrated solve counted under task 2 and nested under solve ----
+const byTask = jagerJson(['summary', '--by', 'task', rec]).json;
+const tg = byTask && byTask.by && byTask.by.groups.filter((g) => g.name === 'solve');
+check(tg && tg.length === 1 && tg[0].value === '2 (solver)' && tg[0].calls === 2, `summary --by task: solve's 2 calls by task 2 (${JSON.stringify(tg)})`);
+const top = byTask && byTask.trees[0].nodes.filter((n) => n.name === 'solve');
+check(top && top.length === 1 && top[0].calls === 1, `summary: one top-level solve, 1 call (${top && top.map((n) => n.calls)})`);
+const inner = top && top.length === 1 ? top[0].children.map((n) => `${n.name}:${n.calls}`).sort() : [];
+check(JSON.stringify(inner) === JSON.stringify(['solve:1', 'step:3']), `summary: solve holds the migrated solve and 3 steps (${inner})`);
+
 // ---- Chrome export: task lanes and GC counter tracks ----
 const trace = tmp('tasks.trace.json');
 check(jager(['export', '--format', 'chrome', '-o', trace, rec]).code === 0, 'jager export --format chrome exits 0');
@@ -86,7 +106,17 @@ for (let i = 0; i < want.gc_keys.length; i++) {
   check(JSON.stringify(vals) === JSON.stringify(want.gc.map((row) => row[i])), `chrome: julia.${want.gc_keys[i]} track = the values written (${vals})`);
 }
 const logs = ev.filter((e) => e.cat === 'log');
-check(logs.length === 6 && logs.every((e) => e.tid > TASK_BASE), 'chrome: the six logs on their tasks\' lanes');
+check(logs.length === 7 && logs.every((e) => e.tid > TASK_BASE), 'chrome: the seven logs on their tasks\' lanes');
+// the migrated solve: on task 2's lane with solve, its args naming solve as its parent
+const solves = spans.filter((e) => e.tid === TASK_BASE + 2 && e.name === 'solve').sort((a, b) => b.dur - a.dur);
+check(solves.length === 2, `chrome: two solve spans on task 2's lane (${solves.length})`);
+if (solves.length === 2) {
+  const [outer, inner] = solves;
+  check(outer.args.parent_id === 0 && outer.args.begin_thread === 1, `chrome: the outer solve, a root begun on thread 1 (${JSON.stringify(outer.args)})`);
+  check(inner.args.parent_id === outer.args.span_id && inner.args.parent_thread === outer.args.begin_thread && inner.args.begin_thread === 1,
+    `chrome: the migrated solve's parent is the outer solve (${JSON.stringify(inner.args)})`);
+  check(inner.ts >= outer.ts && inner.ts + inner.dur <= outer.ts + outer.dur, 'chrome: the migrated solve lies inside the outer one');
+}
 check(logs.filter((e) => e.args.attributes && e.args.attributes['code.method'] === hostile).length === 2,
   'chrome: the hostile method kept verbatim as data');
 
@@ -105,7 +135,16 @@ check(own.some((l) => l.task === 7 && l.total === 3), 'the busiest task keeps it
 check(dm.lanes[dm.lanes.length - 1].other_tasks === 436, 'the shared lane last');
 
 // ---- code.method interned (JAGER_ATTR_STR_ID): one string-table entry, read as its text ----
-const dump = jager(['dump', rec]).out.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'log');
+const all = jager(['dump', rec]).out.trim().split('\n').map((l) => JSON.parse(l));
+const dump = all.filter((e) => e.type === 'log');
+// the migrated solve's span_x record, and the log written inside it on thread 2
+const sx = all.filter((e) => e.type === 'span_x');
+const outerX = sx.find((e) => e.parent_id === 0), innerX = sx.find((e) => e.parent_id !== 0);
+check(sx.length === 2 && outerX && innerX && sx.every((e) => e.thread === 2 && e.begin_thread === 1 && e.parent_thread === 1) &&
+  innerX.parent_id === outerX.span_id, `dump: two span_x records, the inner under the outer (${JSON.stringify(sx)})`);
+const resumed = dump.find((e) => e.body === 'resumed');
+check(resumed && innerX && resumed.thread === 2 && resumed.span_id === innerX.span_id && resumed.span_thread === 1 && resumed.site === 'solve',
+  `dump: the log on thread 2 names the migrated solve as thread 1 numbers it (${JSON.stringify(resumed)})`);
 const ids = dump.map((e) => e.attrs && e.attrs['code.method']).filter((v) => v && typeof v === 'object').map((v) => v.string_id);
 check(ids.length === 3, `three logs carry an interned code.method (${ids.length})`);
 const solveLogs = dump.filter((e) => e.body === 'step done').map((e) => e.attrs['code.method']);

@@ -117,17 +117,23 @@ static void put_body(FILE *out, const jager_reader *r, const jager_event *ev)
     const jager_record *h = ev->rec;
     const uint8_t *base = (const uint8_t *)h, *end = base + (size_t)h->words * 8u;
     switch (ev->type) {
-    case JAGER_EV_SPAN: {
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: { /* span_x: the reader checked its whole size */
         const jager_rec_span *s = (const jager_rec_span *)h;
         put_site(out, r, h->aux);
         fprintf(out, ",\"dur_ns\":%" PRIu64 ",\"span_id\":%" PRIu32 ",\"parent_id\":%" PRIu32 ",\"bytes\":%" PRIu64,
                 s->end_ns - s->start_ns, s->span_id, s->parent_id, s->bytes);
+        if (ev->type == JAGER_EV_SPAN_X) { /* the threads that number its ids (a task that moved) */
+            const jager_rec_span_x *x = (const jager_rec_span_x *)h;
+            fprintf(out, ",\"begin_thread\":%" PRIu32 ",\"parent_thread\":%" PRIu32, x->begin_thread, x->parent_thread);
+        }
         break;
     }
     case JAGER_EV_LOG: {
         const jager_rec_log *l = (const jager_rec_log *)h;
         fprintf(out, ",\"severity\":%" PRIu32 ",\"truncated\":%s,\"span_id\":%" PRIu32, h->aux & 0xffu,
                 (h->aux & JAGER_LOG_TRUNCATED) ? "true" : "false", l->span_id);
+        if (h->aux & JAGER_LOG_SPAN_MOVED) /* its span began on another thread, which numbers span_id */
+            fprintf(out, ",\"span_thread\":%" PRIu32, JAGER_LOG_SPAN_THREAD(h->aux));
         put_site(out, r, l->site);
         static const uint8_t zero[16];
         if (memcmp(l->trace_id, zero, 16) != 0) {

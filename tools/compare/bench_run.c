@@ -63,7 +63,7 @@ static int read_recording(jager_reader *rd, jm_model **m, durations **tab, size_
     while ((rc = jager_reader_next(rd, &ev)) > 0) {
         if (jm_model_add(*m, &ev) != JAGER_OK) return -1;
         /* the table is by site id: only ids the file's site table holds (a hostile one sizes nothing) */
-        if (ev.type == JAGER_EV_SPAN && ev.end_ns >= ev.time_ns && ev.rec->aux <= jager_reader_site_count(rd)
+        if ((ev.type == JAGER_EV_SPAN || ev.type == JAGER_EV_SPAN_X) && ev.end_ns >= ev.time_ns && ev.rec->aux <= jager_reader_site_count(rd)
             && durations_add(tab, ntab, ev.rec->aux, (double)(ev.end_ns - ev.time_ns)))
             return -1;
     }

@@ -293,12 +293,18 @@ static void gc_counters(chrome_state *s, const uint8_t *a, const uint8_t *ae, ui
 
 /* ---- events ---- */
 
-static void on_span(chrome_state *s, const jager_event *ev)
+/* A span, or a span_x (a task that moved between threads, model.h): Chrome nests X events
+ * by time within a tid, so a span_x goes where its parent is — its task's lane (the task
+ * the ending thread runs), or without one its begin thread's — with the threads that number
+ * its ids in its args. */
+static void on_span(chrome_state *s, const jager_event *ev, const jm_span_view *v)
 {
-    const jager_rec_span *sp = (const void *)ev->rec;
+    const jager_rec_span *sp = v->rec;
     char nb[256];
     const char *name = site_name(s, sp->h.aux, nb, sizeof nb);
-    begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, ev_tid(s, ev->thread));
+    uint64_t tid = ev_tid(s, ev->thread);
+    if (v->moved && tid == ev->thread) tid = v->thread;
+    begin_event(s, name, (size_t)-1, "span", "X", sp->start_ns, tid);
     TU_PUTS(&s->b, ",\"dur\":");
     put_time(&s->b, sp->end_ns >= sp->start_ns ? (int64_t)out_dur(s, sp->start_ns, sp->end_ns - sp->start_ns)
                                                : (int64_t)(sp->end_ns - sp->start_ns));
@@ -308,11 +314,17 @@ static void on_span(chrome_state *s, const jager_event *ev)
     ex_put_u64(&s->b, sp->span_id);
     TU_PUTS(&s->b, ",\"parent_id\":");
     ex_put_u64(&s->b, sp->parent_id);
+    if (v->moved) {
+        TU_PUTS(&s->b, ",\"begin_thread\":");
+        ex_put_u64(&s->b, v->thread);
+        TU_PUTS(&s->b, ",\"parent_thread\":");
+        ex_put_u64(&s->b, v->parent_thread);
+    }
     if (sp->bytes) {
         TU_PUTS(&s->b, ",\"bytes\":");
         ex_put_u64(&s->b, sp->bytes);
     }
-    pending *p = pend_find(s, ev->thread, sp->span_id, 0);
+    pending *p = pend_find(s, v->thread, sp->span_id, 0); /* set where it began */
     if (p) {
         if (p->attrs.len) {
             TU_PUTS(&s->b, ",\"attributes\":{");
@@ -682,9 +694,11 @@ static int chrome_event(void *st, const jager_event *ev)
     size_t total = (size_t)ev->rec->words * 8u;
     if (!s->base_ns && !s->job) s->base_ns = ev->time_ns; /* start unknown: the first event's time */
     switch (ev->type) {
-    case JAGER_EV_SPAN:
-        if (total >= sizeof(jager_rec_span)) on_span(s, ev);
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: {
+        jm_span_view v;
+        if (jm_span_of(ev, &v)) on_span(s, ev, &v);
         break;
+    }
     case JAGER_EV_SPAN_ATTR:
     case JAGER_EV_SPAN_ERROR: on_span_extra(s, ev); break;
     case JAGER_EV_LOG:

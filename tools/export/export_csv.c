@@ -108,9 +108,10 @@ static csv_file *csv_file_for(csv_state *s, uint16_t type)
 static int csv_event(void *st, const jager_event *ev)
 {
     csv_state *s = st;
-    if (s->skip[ev->type]) return 0;
-    csv_file *cf = csv_file_for(s, ev->type);
-    if (!cf) return s->skip[ev->type] ? 0 : -1;
+    uint16_t type = ex_table_type(ev->type);
+    if (s->skip[type]) return 0;
+    csv_file *cf = csv_file_for(s, type);
+    if (!cf) return s->skip[type] ? 0 : -1;
     int rc = ex_table_row(cf->t, s->r, ev, s->cells, &s->scratch);
     if (rc == 1) return 0;
     if (rc < 0) {

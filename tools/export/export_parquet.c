@@ -422,9 +422,10 @@ static pq_file *pq_file_for(pq_state *s, uint16_t type)
 static int pq_event(void *st, const jager_event *ev)
 {
     pq_state *s = st;
-    if (s->skip[ev->type]) return 0;
-    pq_file *pf = pq_file_for(s, ev->type);
-    if (!pf) return s->skip[ev->type] ? 0 : -1;
+    uint16_t type = ex_table_type(ev->type);
+    if (s->skip[type]) return 0;
+    pq_file *pf = pq_file_for(s, type);
+    if (!pf) return s->skip[type] ? 0 : -1;
     int rc = ex_table_row(pf->t, s->r, ev, s->cells, &s->scratch);
     if (rc == 1) return 0;
     if (rc < 0) return oom();

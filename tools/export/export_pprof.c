@@ -166,8 +166,9 @@ static int pp_event(void *st, const jager_event *ev)
         }
         return 0;
     }
-    if (ev->type != JAGER_EV_SPAN || (size_t)ev->rec->words * 8u < sizeof(jager_rec_span)) return 0;
-    if (sp_add(s->ord, ev->thread, (const jager_rec_span *)ev->rec)) {
+    jm_span_view sv; /* a span, or a span_x (a task that moved): on its begin thread's paths */
+    if (!jm_span_of(ev, &sv)) return 0;
+    if (sp_add_view(s->ord, &sv)) {
         fprintf(stderr, "jager export: out of memory\n");
         return -1;
     }

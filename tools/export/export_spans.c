@@ -53,6 +53,11 @@ static int flush_thread(sp_orderer *o, sp_thread *t)
     return rc;
 }
 
+int sp_add_view(sp_orderer *o, const jm_span_view *v)
+{
+    return sp_add(o, v->rec->parent_id ? v->parent_thread : v->thread, v->rec);
+}
+
 int sp_add(sp_orderer *o, uint32_t thread, const jager_rec_span *rec)
 {
     uint32_t k = jm_map_get(&o->slot, thread, 0);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "jager_record.h"
+#include "model.h"
 
 typedef struct sp_span {
     uint64_t start, end;
@@ -29,6 +30,10 @@ sp_orderer *sp_new(sp_batch_fn fn, void *ctx);
 /** Add one span record of \p thread; may call the batch function. 0 or -1 (OOM or the
  *  callback's -1). */
 int sp_add(sp_orderer *o, uint32_t thread, const jager_rec_span *rec);
+/** As sp_add, for a span or a span_x (a span of a task that moved between threads, model.h):
+ *  a span_x joins the batch of the thread that numbers its parent (its begin thread at the
+ *  top of its task), where its parent's spans are, so it nests under its true parent. */
+int sp_add_view(sp_orderer *o, const jm_span_view *v);
 /** Hand over every thread's remainder, threads in index order. 0 or -1. */
 int sp_finish(sp_orderer *o);
 void sp_free(sp_orderer *o);

@@ -237,12 +237,12 @@ static int ss_event(void *st, const jager_event *ev)
         if (!d || !d->name || !jp_is(d->name, &jp_sampler, JP_SAMPLER_SAMPLE)) s->left_plugin++; /* said at the end */
         return ss_samples_event(s->samples, ev);
     }
-    if (ev->type != JAGER_EV_SPAN || (size_t)ev->rec->words * 8u < sizeof(jager_rec_span)) {
+    jm_span_view sv; /* a span, or a span_x (a task that moved): in its begin thread's profile */
+    if (!jm_span_of(ev, &sv)) {
         if (ev->type == JAGER_EV_LOG || ev->type == JAGER_EV_COUNTER || ev->type == JAGER_EV_MARK) s->left_core++;
         return 0;
     }
-    const jager_rec_span *sp = (const void *)ev->rec;
-    if (sp_add(s->ord, ev->thread, sp)) return s->failed ? -1 : (errno = ENOMEM, fail(s, "out of memory"));
+    if (sp_add_view(s->ord, &sv)) return s->failed ? -1 : (errno = ENOMEM, fail(s, "out of memory"));
     return s->failed ? -1 : 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "enc_json.h"
+#include "model.h"
 #include "model_mpi.h"
 
 typedef struct col_spec {
@@ -17,6 +18,9 @@ static const col_spec span_cols[] = {
     {"thread", EX_I64, 0},   {"site", EX_I64, 0},        {"name", EX_STR, 1},    {"file", EX_STR, 1},
     {"line", EX_I64, 0},     {"start_ns", EX_I64, 0},    {"end_ns", EX_I64, 0},  {"duration_ns", EX_I64, 0},
     {"span_id", EX_I64, 0},  {"parent_id", EX_I64, 0},   {"bytes", EX_I64, 0},
+    /* the threads that number span_id and parent_id: the recording thread, or for a span of
+     * a task that moved (JAGER_EV_SPAN_X) its begin thread and its parent's */
+    {"begin_thread", EX_I64, 0}, {"parent_thread", EX_I64, 0},
 };
 static const col_spec log_cols[] = {
     {"thread", EX_I64, 0},      {"time_ns", EX_I64, 0},     {"severity", EX_I64, 0},
@@ -306,6 +310,10 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         put_i64(w, s->span_id);
         put_i64(w, s->parent_id);
         put_i64(w, (int64_t)s->bytes);
+        jm_span_view v;
+        if (!jm_span_of(ev, &v)) v = (jm_span_view){s, ev->thread, ev->thread, 0}; /* a short span_x: see ex_table_row */
+        put_i64(w, v.thread);
+        put_i64(w, v.parent_thread);
         break;
     }
     case JAGER_EV_LOG: {
@@ -457,6 +465,7 @@ static size_t core_min_bytes(uint16_t type)
 {
     switch (type) {
     case JAGER_EV_SPAN: return sizeof(jager_rec_span);
+    case JAGER_EV_SPAN_X: return sizeof(jager_rec_span_x);
     case JAGER_EV_LOG: return sizeof(jager_rec_log);
     case JAGER_EV_COUNTER: return sizeof(jager_rec_counter);
     case JAGER_EV_MARK: return sizeof(jager_rec_mark);
@@ -474,7 +483,7 @@ int ex_table_row(const ex_table *t, const jager_reader *r, const jager_event *ev
 {
     row w = {.c = cells, .scratch = scratch, .t = t};
     scratch->len = 0;
-    if (t->builtin && (size_t)ev->rec->words * 8u < core_min_bytes(t->type)) return 1;
+    if (t->builtin && (size_t)ev->rec->words * 8u < core_min_bytes(ev->type)) return 1;
     if (t->ranked) put_i64(&w, t->rank);
     if (t->builtin) fill_core(t, r, ev, &w);
     else fill_plugin(t, r, ev, &w);

@@ -83,6 +83,11 @@ int ex_table_same_columns(const ex_table *a, const ex_table *b);
  */
 int ex_table_row(const ex_table *t, const jager_reader *r, const jager_event *ev, ex_cell *cells, tu_buf *scratch);
 
+/** The table an event of \p type goes to: a JAGER_EV_SPAN_X (a span of a task that moved
+ *  between threads, format 1.2) is a row of the span table, whose begin_thread and
+ *  parent_thread columns say which threads number its ids. */
+static inline uint16_t ex_table_type(uint16_t type) { return type == JAGER_EV_SPAN_X ? (uint16_t)JAGER_EV_SPAN : type; }
+
 /** A file name for a table: the type name with characters outside [A-Za-z0-9._-] as '_'. */
 void ex_table_file_stem(const ex_table *t, char *buf, size_t size);
 #endif

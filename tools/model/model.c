@@ -315,13 +315,18 @@ static void add_span(jm_model *m, const jager_event *ev)
 {
     jm_priv *p = m->priv;
     const jager_rec_span *rec = (const jager_rec_span *)ev->rec;
-    if (rec->h.words * 8u < sizeof *rec) {
+    /* A span of a task that moved between threads (JAGER_EV_SPAN_X): its ids are its begin
+     * thread's and its parent's thread's, and it goes into its begin thread's tree. */
+    int x = ev->type == JAGER_EV_SPAN_X;
+    if (rec->h.words * 8u < (x ? sizeof(jager_rec_span_x) : sizeof *rec)) {
         m->malformed++;
         return;
     }
+    const jager_rec_span_x *rx = x ? (const jager_rec_span_x *)ev->rec : NULL;
     jm_site_acc *a = site_acc(m, rec->h.aux);
-    jm_thread_state *ts = thread_state(m, ev->thread);
-    if (!a || !ts) {
+    jm_thread_state *ts = thread_state(m, x ? rx->begin_thread : ev->thread);
+    jm_thread_state *pts = x && rx->parent_thread != rx->begin_thread ? thread_state(m, rx->parent_thread) : ts;
+    if (!a || !ts || !pts) {
         m->malformed++;
         return;
     }
@@ -366,14 +371,19 @@ static void add_span(jm_model *m, const jager_event *ev)
         kids = ts->pending[top - 1].forest;
         below = top - 1;
     }
-    for (uint32_t i = top; i < ts->npending; i++) {
+    for (uint32_t i = top; !x && i < ts->npending; i++) { /* a moved span's thread may hold other tasks' entries */
         if (!kids && !(kids = forest_get(m))) {
             forest_put(m, ts->pending[i].forest);
             continue;
         }
         attach_orphan(m, kids, 0, ts->pending[i].forest);
     }
-    ts->npending = below;
+    if (!x) {
+        ts->npending = below;
+    } else if (below < top) { /* only its own entry leaves: the entries above are others' */
+        memmove(ts->pending + below, ts->pending + top, (ts->npending - top) * sizeof *ts->pending);
+        ts->npending -= top - below;
+    }
 
     uint64_t child_ns = 0;
     if (kids)
@@ -383,11 +393,11 @@ static void add_span(jm_model *m, const jager_event *ev)
 
     jm_tree *dst;
     uint32_t full_limit = 0; /* set: dst's node cap, lowered for this merge */
-    if (parent == 0 || parent >= id) {
+    if (parent == 0 || (pts == ts && parent >= id)) {
         /* Top level: whatever is still pending belongs to spans that never got recorded. */
         dst = &m->threads[ts->slot].tree;
-        for (uint32_t i = 0; i < ts->npending; i++) attach_orphan(m, dst, 0, ts->pending[i].forest);
-        ts->npending = 0;
+        for (uint32_t i = 0; !x && i < ts->npending; i++) attach_orphan(m, dst, 0, ts->pending[i].forest);
+        if (!x) ts->npending = 0;
         dst->nodes[0].calls++;
         dst->nodes[0].incl_ns += dur;
         dst->nodes[0].bytes += rec->bytes;
@@ -396,21 +406,21 @@ static void add_span(jm_model *m, const jager_event *ev)
         dst->nodes[0].gc_pauses += self.gc_pauses;
         gc_prune(m, ts, rec->end_ns, m->opt.max_pending_gc);
     } else {
-        uint32_t n = ts->npending;
-        while (n && ts->pending[n - 1].span_id > parent) n--;
+        uint32_t n = pts->npending;
+        while (n && pts->pending[n - 1].span_id > parent) n--;
         jm_tree *pf = NULL;
-        if (n && ts->pending[n - 1].span_id == parent) {
-            pf = ts->pending[n - 1].forest;
+        if (n && pts->pending[n - 1].span_id == parent) {
+            pf = pts->pending[n - 1].forest;
         } else if ((pf = forest_get(m)) != NULL) {
             /* Insert the parent's entry at n, keeping the stack sorted by id. */
-            if (jm_grow((void **)&ts->pending, &ts->cap_pending, ts->npending + 1, sizeof *ts->pending) != 0) {
+            if (jm_grow((void **)&pts->pending, &pts->cap_pending, pts->npending + 1, sizeof *pts->pending) != 0) {
                 p->oom = 1;
                 forest_put(m, pf);
                 pf = NULL;
             } else {
-                memmove(ts->pending + n + 1, ts->pending + n, (ts->npending - n) * sizeof *ts->pending);
-                ts->pending[n] = (jm_pending){parent, pf};
-                ts->npending++;
+                memmove(pts->pending + n + 1, pts->pending + n, (pts->npending - n) * sizeof *pts->pending);
+                pts->pending[n] = (jm_pending){parent, pf};
+                pts->npending++;
                 n++;
             }
         }
@@ -419,8 +429,8 @@ static void add_span(jm_model *m, const jager_event *ev)
             return;
         }
         /* Entries between the parent and this span: siblings that were never recorded. */
-        for (uint32_t i = n; i < ts->npending; i++) attach_orphan(m, pf, 0, ts->pending[i].forest);
-        ts->npending = n;
+        for (uint32_t i = n; !x && i < pts->npending; i++) attach_orphan(m, pf, 0, pts->pending[i].forest);
+        if (!x) pts->npending = n;
         dst = pf;
         /* The parent's first child so far: this span's own subtree becomes the parent's
          * pending forest in place, not copied into an empty one (a chain of D nested
@@ -428,7 +438,7 @@ static void add_span(jm_model *m, const jager_event *ev)
         uint32_t w;
         if (kids && pf->count == 1 && (w = jm_tree_wrap(kids, site)) != JM_NONE) {
             jm_node_add(&kids->nodes[w], &self);
-            ts->pending[n - 1].forest = kids;
+            pts->pending[n - 1].forest = kids;
             forest_put(m, pf);
             return;
         }
@@ -894,10 +904,10 @@ jager_status jm_model_add(jm_model *m, const jager_event *ev)
         if (end > t->last_ns) t->last_ns = end;
     }
     if (ev->type == JAGER_EV_LOG || ev->type == JAGER_EV_SPAN_ATTR || ev->type == JAGER_EV_SPAN_ERROR ||
-        (ev->type == JAGER_EV_SPAN && p->code_methods))
+        ((ev->type == JAGER_EV_SPAN || ev->type == JAGER_EV_SPAN_X) && p->code_methods))
         jm_methods_add(m, ev);
     switch (ev->type) {
-    case JAGER_EV_SPAN: add_span(m, ev); break;
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: add_span(m, ev); break;
     case JAGER_EV_SPAN_ERROR: add_span_error(m, ev); break;
     case JAGER_EV_LOG: add_log(m, ev); break;
     case JAGER_EV_COUNTER: add_counter(m, ev); break;

@@ -52,6 +52,37 @@
 #include "jager_reader.h"
 
 /* ------------------------------------------------------------------------------------ */
+/* Span records                                                                         */
+
+/** A span record as every tool reads it, a JAGER_EV_SPAN or a JAGER_EV_SPAN_X (format 1.2:
+ *  a span of a task that moved between threads). Its \c span_id is \c thread's id of it,
+ *  its \c parent_id \c parent_thread's id of its parent: a plain span's are both the
+ *  recording thread; a span_x's are its begin thread and its parent's. Keys of spans and
+ *  parents are (thread, id) pairs in these numberings. */
+typedef struct jm_span_view {
+    const jager_rec_span *rec;  /**< the fields of jager_rec_span (a span_x has them at the same offsets) */
+    uint32_t thread;            /**< the thread that numbers span_id (and whose tree holds it) */
+    uint32_t parent_thread;     /**< the thread that numbers parent_id */
+    int moved;                  /**< 1 for a JAGER_EV_SPAN_X */
+} jm_span_view;
+
+/** \p ev as a span: 1 and \p out filled for a whole span or span_x record, else 0. */
+static inline int jm_span_of(const jager_event *ev, jm_span_view *out)
+{
+    size_t bytes = (size_t)ev->rec->words * 8u;
+    if (ev->type == JAGER_EV_SPAN && bytes >= sizeof(jager_rec_span)) {
+        *out = (jm_span_view){(const jager_rec_span *)ev->rec, ev->thread, ev->thread, 0};
+        return 1;
+    }
+    if (ev->type == JAGER_EV_SPAN_X && bytes >= sizeof(jager_rec_span_x)) {
+        const jager_rec_span_x *x = (const jager_rec_span_x *)ev->rec;
+        *out = (jm_span_view){(const jager_rec_span *)ev->rec, x->begin_thread, x->parent_thread, 1};
+        return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* Options                                                                              */
 
 /** Caps that keep memory bounded on huge or hostile files. 0 in a field means the default. */

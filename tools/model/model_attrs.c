@@ -142,14 +142,17 @@ static int on_task(pass *p, const jager_event *ev)
     return 0;
 }
 
-static int on_span(pass *p, const jager_event *ev)
+/* A span or span_x: its task is the recording thread's current one (a moved task's span
+ * ends on the thread that runs the task now); its attributes were keyed by the thread that
+ * numbers its id (its begin thread, model.h), where the binding sets them. */
+static int on_span(pass *p, const jager_event *ev, const jm_span_view *v)
 {
-    const jager_rec_span *r = (const jager_rec_span *)ev->rec;
+    const jager_rec_span *r = v->rec;
     if (p->task_key >= 0 && ev->thread < p->ntask && p->task[ev->thread]) {
         uint64_t d = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
         if (add(p, r->h.aux, (uint32_t)p->task_key, p->task_text[ev->thread], d)) return -1;
     }
-    uint64_t key = (uint64_t)ev->thread << 32 | r->span_id;
+    uint64_t key = (uint64_t)v->thread << 32 | r->span_id;
     pend **pp = &p->buckets[jm_mix64(key) & (PEND_BUCKETS - 1)];
     while (*pp && (*pp)->key != key) pp = &(*pp)->next;
     pend *e = *pp;
@@ -182,11 +185,12 @@ int jm_attrs_finish(jm_model *m)
     p->task_key = -1;
     int rc = 0;
     jager_event ev;
+    jm_span_view v;
     while (rc == 0 && jager_reader_next(m->reader, &ev) == 1) {
         size_t bytes = (size_t)ev.rec->words * 8u;
         if (ev.type == JAGER_EV_SPAN_ATTR && bytes >= sizeof(jager_rec_span_attr)) on_attrs(p, &ev);
         else if (ev.type == JAGER_EV_TASK && bytes >= sizeof(jager_rec_task)) rc = on_task(p, &ev);
-        else if (ev.type == JAGER_EV_SPAN && bytes >= sizeof(jager_rec_span) && ev.rec->aux < m->nsites) rc = on_span(p, &ev);
+        else if (ev.rec->aux < m->nsites && jm_span_of(&ev, &v)) rc = on_span(p, &ev, &v);
     }
     /* the keys live in the model; the groups point at them */
     if (rc == 0 && p->nkeys) {

@@ -449,7 +449,7 @@ static int build_counters_and_types(jm_model *m)
         tc->count = p->type_counts[t];
         const jager_type_desc *d = jager_reader_type(m->reader, (uint16_t)t);
         tc->name = d && d->name ? d->name : NULL;
-        if (t < JAGER_EV_FIRST_PLUGIN) tc->known = t >= JAGER_EV_SPAN && t <= JAGER_EV_TASK;
+        if (t < JAGER_EV_FIRST_PLUGIN) tc->known = t >= JAGER_EV_SPAN && t <= JAGER_EV_SPAN_X;
         else tc->known = p->role[t] > JM_ROLE_OTHER;
     }
     return 0;

@@ -114,11 +114,12 @@ void jm_methods_add(jm_model *m, const jager_event *ev)
         if (i != JM_NONE) m->code_methods[i].span_errors++;
         return;
     }
-    case JAGER_EV_SPAN:
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: { /* keyed as its attributes were: by its begin thread (model.h) */
+        jm_span_view v;
         mp = ((jm_priv *)m->priv)->code_methods;
-        if (mp && mp->open.count && size >= sizeof(jager_rec_span))
-            jm_map_del(&mp->open, ev->thread, ((const jager_rec_span *)h)->span_id);
+        if (mp && mp->open.count && jm_span_of(ev, &v)) jm_map_del(&mp->open, v.thread, v.rec->span_id);
         return;
+    }
     default:
         return;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jager_reader.h"
+#include "model.h"
 #include "model_mpi.h"
 
 typedef struct jm_mpi_span {
@@ -56,8 +57,11 @@ int jm_mpi_read_spans(jm_mpi *m, const jm_job *j)
         jager_event ev;
         jager_reader_rewind(r);
         while (jager_reader_next(r, &ev) > 0) {
-            if (ev.type != JAGER_EV_SPAN) continue;
-            const jager_rec_span *s = (const jager_rec_span *)ev.rec;
+            jm_span_view sv; /* a span_x (a task that moved): in its begin thread's numbering */
+            if (!jm_span_of(&ev, &sv)) continue;
+            const jager_rec_span *s = sv.rec;
+            /* its parent numbered by another thread: not found among this thread's spans */
+            uint32_t parent = sv.parent_thread == sv.thread ? s->parent_id : 0;
             const char *name = NULL;
             if (jager_reader_site(r, ev.rec->aux, &name, NULL, NULL) != JAGER_OK || !name) continue;
             if (n == cap) {
@@ -72,7 +76,7 @@ int jm_mpi_read_spans(jm_mpi *m, const jm_job *j)
             }
             uint32_t site = site_id(m, name, &oom);
             if (oom) break;
-            v[n++] = (jm_mpi_span){p, ev.thread, site, UINT32_MAX, s->span_id, s->parent_id, s->start_ns, s->end_ns};
+            v[n++] = (jm_mpi_span){p, sv.thread, site, UINT32_MAX, s->span_id, parent, s->start_ns, s->end_ns};
         }
         jager_reader_rewind(r);
     }

@@ -93,10 +93,15 @@ static int at(const series *s, uint64_t t, double *out)
     return 1;
 }
 
+/* A span or span_x (model.h). A span of a task that moved between threads (span_x begun on
+ * another thread) ran on more than one thread's readings: it is left out, as a span on a
+ * thread without readings is. */
 static int add_span(jm_model *m, pass *p, const jager_event *ev)
 {
-    const jager_rec_span *r = (const jager_rec_span *)ev->rec;
-    if ((size_t)ev->rec->words * 8u < sizeof *r || ev->thread >= p->nthreads || !p->by_thread[ev->thread]) return 0;
+    jm_span_view v;
+    if (!jm_span_of(ev, &v) || v.thread != ev->thread) return 0;
+    const jager_rec_span *r = v.rec;
+    if (ev->thread >= p->nthreads || !p->by_thread[ev->thread]) return 0;
     uint32_t site = ev->rec->aux;
     if (site >= m->nsites) return 0;
     double a[JM_RU_NVALUES], b[JM_RU_NVALUES], incl[JM_RU_NVALUES];
@@ -118,8 +123,8 @@ static int add_span(jm_model *m, pass *p, const jager_event *ev)
     u->self_wall_ns += self_wall > 0 ? self_wall : 0;
     if (mine) jm_pool_del(&p->open, mine);
     if (r->parent_id) {
-        open_child *par = jm_pool_get(&p->open, ev->thread, r->parent_id);
-        if (!par) par = jm_pool_add(&p->open, ev->thread, r->parent_id);
+        open_child *par = jm_pool_get(&p->open, v.parent_thread, r->parent_id);
+        if (!par) par = jm_pool_add(&p->open, v.parent_thread, r->parent_id);
         if (!par) return -1;
         for (int k = 0; k < JM_RU_NVALUES; k++) par->v[k] += incl[k];
         par->wall += wall;
@@ -174,7 +179,7 @@ int jm_rusage_finish(jm_model *m)
             if (p.s[k].os_tid == m->threads[i].os_tid && !m->threads[i].helper) p.by_thread[m->threads[i].index] = &p.s[k];
     if (jager_reader_rewind(r) != JAGER_OK) goto out;
     while (jager_reader_next(r, &ev) == 1) /* 2: the spans */
-        if (ev.type == JAGER_EV_SPAN && add_span(m, &p, &ev) != 0) goto out;
+        if ((ev.type == JAGER_EV_SPAN || ev.type == JAGER_EV_SPAN_X) && add_span(m, &p, &ev) != 0) goto out;
     ru->present = 1;
     rc = 0;
 out:

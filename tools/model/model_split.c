@@ -193,18 +193,18 @@ static int push(durs *g, uint64_t d)
 }
 
 /* The group pass: which side of its split this call is on, and its duration. */
-static int on_span_grouped(pass *p, const jager_event *ev)
+static int on_span_grouped(pass *p, const jm_span_view *v)
 {
-    const jager_rec_span *r = (const jager_rec_span *)ev->rec;
+    const jager_rec_span *r = v->rec;
     cand *c = p->c[r->h.aux];
     if (!c || !c->split) return 0;
     int in = 0;
     if (c->split->kind == JM_SPLIT_ORDINAL) {
-        int k = r->parent_id ? ordinal(p, (uint64_t)ev->thread << 32 | r->parent_id, r->h.aux, 0) : -1;
+        int k = r->parent_id ? ordinal(p, (uint64_t)v->parent_thread << 32 | r->parent_id, r->h.aux, 0) : -1;
         if (k < 0) return 0;
         in = (int)(c->split->ordinals >> (k < ORD_CAP ? k : ORD_CAP - 1) & 1);
     } else {
-        pend *a = take_attrs(p, (uint64_t)ev->thread << 32 | r->span_id);
+        pend *a = take_attrs(p, (uint64_t)v->thread << 32 | r->span_id);
         for (uint32_t i = 0; a && i < a->n; i++)
             in |= !strcmp(a->k[i], c->split->key) && !strcmp(a->v[i], c->split->value);
         free(a);
@@ -212,18 +212,19 @@ static int on_span_grouped(pass *p, const jager_event *ev)
     return push(&c->group[in], r->end_ns - r->start_ns);
 }
 
-static void on_span(pass *p, const jager_event *ev)
+/* A span or span_x (model.h: keys in the numbering of its begin thread and its parent's). */
+static void on_span(pass *p, const jm_span_view *v)
 {
-    const jager_rec_span *r = (const jager_rec_span *)ev->rec;
+    const jager_rec_span *r = v->rec;
     uint32_t site = r->h.aux;
-    if (p->ncands && p->ord_n) parent_ended(p, (uint64_t)ev->thread << 32 | r->span_id, site);
+    if (p->ncands && p->ord_n) parent_ended(p, (uint64_t)v->thread << 32 | r->span_id, site);
     cand *c = p->c[site];
     if (!c) return;
     int slow = r->end_ns - r->start_ns > c->threshold_ns;
     c->calls++;
     c->slow_total += (uint64_t)slow;
     if (r->parent_id) {
-        int k = ordinal(p, (uint64_t)ev->thread << 32 | r->parent_id, site, slow);
+        int k = ordinal(p, (uint64_t)v->parent_thread << 32 | r->parent_id, site, slow);
         if (k < 0) c->ord_unknown = 1;
         else {
             if (k == 0) c->parents++;
@@ -234,7 +235,7 @@ static void on_span(pass *p, const jager_event *ev)
     } else {
         c->ord_unknown = 1; /* top-level calls have no parent to count under */
     }
-    pend *a = take_attrs(p, (uint64_t)ev->thread << 32 | r->span_id);
+    pend *a = take_attrs(p, (uint64_t)v->thread << 32 | r->span_id);
     if (a) {
         for (uint32_t i = 0; i < a->n; i++) count_value(c, a->k[i], a->v[i], slow);
         free(a);
@@ -352,11 +353,12 @@ static int group_pass(jm_model *m, pass *p)
     p->grouping = 1;
     if (jager_reader_rewind(m->reader) != JAGER_OK) return 0;
     jager_event ev;
+    jm_span_view v;
     while (jager_reader_next(m->reader, &ev) == 1) {
         size_t bytes = (size_t)ev.rec->words * 8u;
         if (ev.rec->aux >= m->nsites) continue;
         if (ev.type == JAGER_EV_SPAN_ATTR && bytes >= sizeof(jager_rec_span_attr)) on_attrs(p, &ev);
-        else if (ev.type == JAGER_EV_SPAN && bytes >= sizeof(jager_rec_span) && on_span_grouped(p, &ev)) return -1;
+        else if (jm_span_of(&ev, &v) && on_span_grouped(p, &v)) return -1;
     }
     for (uint32_t s = 1; s < m->nsites; s++)
         if (p->c[s] && p->c[s]->split)
@@ -387,10 +389,11 @@ int jm_split_finish(jm_model *m)
         goto out;
     }
     jager_event ev;
+    jm_span_view v;
     while (jager_reader_next(m->reader, &ev) == 1) {
         size_t bytes = (size_t)ev.rec->words * 8u;
         if (ev.type == JAGER_EV_SPAN_ATTR && bytes >= sizeof(jager_rec_span_attr) && ev.rec->aux < m->nsites) on_attrs(&p, &ev);
-        else if (ev.type == JAGER_EV_SPAN && bytes >= sizeof(jager_rec_span) && ev.rec->aux < m->nsites) on_span(&p, &ev);
+        else if (ev.rec->aux < m->nsites && jm_span_of(&ev, &v)) on_span(&p, &v);
     }
     m->splits = calloc(m->nsites, sizeof *m->splits);
     if (!m->splits) goto out;

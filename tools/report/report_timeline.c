@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "model_map.h"
 #include "plugin_events.h"
 #include "report_timeline_priv.h"
@@ -298,11 +299,15 @@ int rt_add(rt_data *d, const jager_event *ev)
         return 0;
     }
     switch (ev->type) {
-    case JAGER_EV_SPAN: {
-        if ((uint64_t)h->words * 8 < sizeof(jager_rec_span)) return 0;
-        const jager_rec_span *s = (const jager_rec_span *)h;
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X: {
+        /* a span of a task that moved between threads (span_x, model.h): on its task's lane,
+         * where its parent is, or without a task on its begin thread's; lanes nest by time */
+        jm_span_view sv;
+        if (!jm_span_of(ev, &sv)) return 0;
+        const jager_rec_span *s = sv.rec;
         if (d->kept >= d->o.max_kept) { d->not_kept++; return 0; } /* memory bound, see rt_opts */
-        if (!(l = event_lane(d, ev->thread))) return -1;
+        int own = sv.moved && !(ev->thread < d->ntt && d->tt[ev->thread].cur) && tu_thread_index_ok(d->r, sv.thread);
+        if (!(l = own ? lane_get(d, sv.thread) : event_lane(d, ev->thread))) return -1;
         d->kept++;
         if (jm_grow((void **)&l->spans, &l->cap, l->n + 1, sizeof *l->spans)) return -1;
         uint64_t end = s->end_ns >= s->start_ns ? s->end_ns : s->start_ns;

@@ -330,7 +330,7 @@ int jager_reader_next(jager_reader *r, jager_event *ev)
     ev->type = h->type;
     ev->reserved = 0;
     switch (h->type) {
-    case JAGER_EV_SPAN:
+    case JAGER_EV_SPAN: case JAGER_EV_SPAN_X:
         ev->time_ns = w[1];
         ev->end_ns = w[2];
         break;

@@ -129,13 +129,15 @@ static const uint16_t core_min_bytes[] = {
     [JAGER_EV_DROP] = sizeof(jager_rec_drop),       [JAGER_EV_DIAG] = sizeof(jager_rec_diag),
     [JAGER_EV_SPAN_ATTR] = sizeof(jager_rec_span_attr), [JAGER_EV_SPAN_ERROR] = sizeof(jager_rec_span_error),
     [JAGER_EV_CONTEXT] = sizeof(jager_rec_context), [JAGER_EV_TASK] = sizeof(jager_rec_task),
+    [JAGER_EV_SPAN_X] = sizeof(jager_rec_span_x),
 };
 static const char *const core_names[] = {
     [JAGER_EV_SPAN] = "span", [JAGER_EV_LOG] = "log",   [JAGER_EV_COUNTER] = "counter", [JAGER_EV_MARK] = "mark",
     [JAGER_EV_DROP] = "drop", [JAGER_EV_DIAG] = "diag", [JAGER_EV_SPAN_ATTR] = "span_attr",
     [JAGER_EV_SPAN_ERROR] = "span_error", [JAGER_EV_CONTEXT] = "context", [JAGER_EV_TASK] = "task",
+    [JAGER_EV_SPAN_X] = "span_x",
 };
-#define RD_CORE_LAST JAGER_EV_TASK
+#define RD_CORE_LAST JAGER_EV_SPAN_X
 
 /** Describe the core types before any schema block, so files that omit them still read. */
 int jg_rd_types_init_core(jager_reader *r)
