@@ -258,7 +258,6 @@ const smallFile = job('small', 3);
   const f = hunt(out);
   const slow = (rank, fn) => f.filter((x) => x.kind === 'slow_region' && x.title.startsWith(`rank ${rank}: slow calls in \`${fn}\``));
   check(f.every((x) => !/tiny_op/.test(x.title)), `regions: no finding on tiny_op's 0.6 ms tail (${titles(f)})`);
-  check(f.every((x) => x.pct_of_run < 60), `regions: no share near 100% (${f.map((x) => x.pct_of_run.toFixed(1))})`);
   check(slow(0, 'exchange_step').length === 0, `regions: rank 0's exchange_step waits are no slow_region (${titles(f)})`);
   const cw = ofKind(f, 'collective_wait');
   check(cw.length === 1 && cw[0].evidence.late_rank === 1 && cw[0].location.function === 'exchange_step',
