@@ -2,16 +2,18 @@
 #
 # Expected finding (dispatch plugin): exactly one `type_instability`, reached from 2 sites,
 # whose cost is the sum of both sites' time (`smooth_a` and `smooth_b` each call
-# `relax`, whose accumulator starts as an Int and becomes a Float64 at line 14).
+# `relax`, which multiplies by the non-constant global `W` at line 16: a dynamic call per
+# element. A union accumulator, `acc = 0` then Float64s, would be split by the compiler —
+# no dynamic call, only a note).
 # `clean_relax` next to it is the fix and is not flagged.
 #
 #   JAGER_PLUGINS=dispatch JAGER_OUTPUT=two.jgr julia --project=bindings/julia examples/julia/two_sites.jl
 using Jager
-
+W = 0.5
 @noinline function relax(u::Vector{Float64})
-    acc = 0
+    acc = 0.0
     for i in eachindex(u)
-        acc += u[i] * 0.5
+        acc += u[i] * W
     end
     return acc
 end

@@ -260,20 +260,45 @@ static int run_julia(const char *out)
         jg_emit_plugin(t_gpu, 0, f, 2);
     }
     jager_span_end_bytes(mn, 400u << 20);
-    /* A union accumulator in a `for k in 1:1000` loop of a 3 ms kernel: the verdict says
-     * its statement runs 1000 times a call (flags bits 32–63); the file has no measured
+    /* A dynamic call in a `for k in 1:1000` loop of a 3 ms kernel: the verdict says its
+     * statement runs 1000 times a call (flags bits 32–63); the file has no measured
      * julia.dynamic_call_ns (a binding before it), so the hunt prices 10 × 1000 dynamic
      * calls at the documented 100 ns (1 ms), not the kernel's 30 ms, and says so. */
     jager_site s_smooth = jager_site_register("smooth", "/work/pic/pic.jl", 150);
     const char *sig_smooth = "Tuple{typeof(smooth), Vector{Float64}}";
-    d->instability(s_smooth, sig_smooth, JAGER_DISPATCH_BAD_UNION | (1000ull << 32),
-                   "non-concrete value `%37::Union{Float64, Int64}` at pic.jl:155", "smooth(::Vector{Float64})");
+    d->instability(s_smooth, sig_smooth, JAGER_DISPATCH_RUNTIME_DISPATCH | (1000ull << 32),
+                   "runtime dispatch: `+(::Real, ::Float64)` at pic.jl:155", "smooth(::Vector{Float64})");
     for (int i = 0; i < 10; i++) {
         jager_span sm = jager_span_begin(s_smooth);
         spin_ns(3000000);
         jager_span_end(sm);
     }
     d->signature_count(s_smooth, sig_smooth, 10);
+    /* A union the compiler splits (flag 2 alone: typed branches, no dynamic call) in the
+     * same kind of loop: a note with no cost, not 1000 × 10 dynamic calls nor its region. */
+    jager_site s_split = jager_site_register("split_sum", "/work/pic/pic.jl", 170);
+    const char *sig_split = "Tuple{typeof(split_sum), Vector{Float64}}";
+    d->instability(s_split, sig_split, JAGER_DISPATCH_BAD_UNION | (1000ull << 32),
+                   "non-concrete value `%37::Union{Float64, Int64}` at pic.jl:175", "split_sum(::Vector{Float64})");
+    for (int i = 0; i < 10; i++) {
+        jager_span sm = jager_span_begin(s_split);
+        spin_ns(3000000);
+        jager_span_end(sm);
+    }
+    d->signature_count(s_split, sig_split, 10);
+    /* GC pauses whose stacks hold no program frame (only the runtime's, as
+     * `jl_gc_collect (libjulia.so.1:0)` was seen): not named as a function of the program. */
+    jager_site s_rt = jager_site_register("sparse_build", "/work/pic/pic.jl", 190);
+    uint64_t rt_ips[2] = {0x7f3a00401010ull, 0x7f3a00401120ull};
+    jager_symbol_add(rt_ips[0], 0, "jl_gc_collect", "libjulia.so.1", 0);
+    jager_symbol_add(rt_ips[1], 0, "jl_gc_pool_alloc", "libjulia.so.1", 0);
+    jager_stack_id stack_rt = jager_stack_intern(rt_ips, 2);
+    for (int i = 0; i < 4; i++) {
+        jager_span rs = jager_span_begin(s_rt);
+        spin_ns(1000000);
+        gc_pause(1000000, stack_rt);
+        jager_span_end(rs);
+    }
     jager_shutdown();
     return 0;
 }

@@ -28,7 +28,9 @@ const none = (fs_, fn) => !fs_.some((f) => f.location.function === fn);
 
 const acc = hunt(withDispatch('examples/julia/unstable_accumulator.jl'));
 const ua = has(acc, 'type_instability', 'unstable_sum');
-check(!!ua && ua.title.includes('give the variable one type'), `unstable accumulator: ${ua && ua.title}`);
+// A union accumulator is split by the compiler into typed branches: no dynamic call, so
+// a note with no cost (as JET's runtime-dispatch analysis), not a problem.
+check(!!ua && ua.severity === 0 && !ua.cost_known && ua.title.includes('split union'), `unstable accumulator: a note (${ua && `${ua.title}; severity ${ua.severity}, cost ${ua.cost_ns}`})`);
 check(none(acc, 'stable_sum'), 'stable_sum not flagged');
 
 const fld = hunt(withDispatch('examples/julia/abstract_field_loop.jl'));
@@ -107,7 +109,7 @@ if (ti.length === 1) {
   check(sum > 0 && Math.abs(ti[0].cost_ns - sum) <= 1e-6 * sum, `two sites: cost ${ti[0].cost_ns} ns = the two sites' ${sum} ns`);
   check(ti[0].evidence.pct_of_run === ti[0].pct_of_run && ti[0].title.includes(`${ti[0].pct_of_run.toFixed(1)}% of the run`),
     `two sites: the title's share is its evidence (${ti[0].pct_of_run}): ${ti[0].title}`);
-  check(ti[0].title.includes('two_sites.jl:13') && ti[0].estimate.includes('summed'), `two sites: located and estimated (${ti[0].title}; ${ti[0].estimate})`);
+  check(ti[0].title.includes('two_sites.jl:16') && ti[0].estimate.includes('summed'), `two sites: located and estimated (${ti[0].title}; ${ti[0].estimate})`);
 }
 // A dispatch outside every loop costs one dynamic call per call, not the region's time.
 // Below 1 % of the run it is hidden by default, shown with --min-pct 0.
@@ -122,16 +124,16 @@ check(none(two, 'scale!'), 'once per call: not shown under the default 1 % cut')
 // (Its 20 calls may show a slow tail on a busy host; it must show no instability.)
 check(!has(two, 'type_instability', 'clean_relax'), 'two sites: clean_relax not flagged');
 
-// A union in a literal 1,000-iteration loop of an expensive kernel called from two sites:
-// one finding, costed by the problem — 1001 runs per call (the loop and the sum after it,
-// from the code) × the 30 calls of both sites × one dynamic call as timed in this run —
-// far below the kernel's share (its stable loop over 2 million elements), and the title's
-// share is that cost's.
-const luFile = withDispatch('examples/julia/loop_union.jl');
+// Dynamic calls in a literal 1,000-iteration loop of an expensive kernel called from two
+// sites: one finding, costed by the problem — 2001 runs per call (two calls per iteration
+// and the sum after the loop, from the code) × the 30 calls of both sites × one dynamic
+// call as timed in this run — far below the kernel's share (its stable loop over 2 million
+// elements), and the title's share is that cost's.
+const luFile = withDispatch('examples/julia/loop_dispatch.jl');
 const { json: luAll } = jagerJson(['hunt', luFile, '--min-pct', '0']);
 const { json: luSum } = jagerJson(['summary', luFile]);
 const lu = (luAll ? luAll.findings : []).filter((f) => f.kind === 'type_instability');
-check(lu.length === 1 && lu[0].location.function === 'smooth', `loop union: one instability (${lu.map((f) => f.title).join('; ')})`);
+check(lu.length === 1 && lu[0].location.function === 'smooth' && lu[0].title.includes('make the global const'), `loop union: one instability (${lu.map((f) => f.title).join('; ')})`);
 if (lu.length === 1 && luSum) {
   const f = lu[0], e = f.evidence;
   const smoothSites = luSum.sites.filter((x) => x.name === 'smooth');
@@ -139,7 +141,7 @@ if (lu.length === 1 && luSum) {
   const kernelNs = smoothSites.reduce((a, x) => a + x.total_ns, 0);
   const kernelPct = (f.pct_of_run * kernelNs) / f.cost_ns; // the kernel's time on the same base as the finding's share
   check(smoothSites.length === 2 && calls === 30 && e.sites === 2 && e.calls === 30, `loop union: reached from ${e.sites} sites, ${e.calls} calls`);
-  check(e.dispatches === 1001 * 30 && e.dynamic_call_measured === 1 && e.dynamic_call_ns > 0 && e.dynamic_call_ns < 10000,
+  check(e.dispatches === 2001 * 30 && e.dynamic_call_measured === 1 && e.dynamic_call_ns > 0 && e.dynamic_call_ns < 10000,
     `loop union: ${e.dispatches} dispatches at a measured ${e.dynamic_call_ns} ns`);
   // (the JSON prints the price to 3 decimals and the costs to the nanosecond)
   check(Math.abs(f.cost_ns - e.dispatches * e.dynamic_call_ns) <= 1e-4 * f.cost_ns && Math.abs(e.estimated_cost_ns - f.cost_ns) <= 1 &&
@@ -189,9 +191,33 @@ const pk = pkAll ? pkAll.findings : [];
 const pkTi = pk.filter((f) => f.kind === 'type_instability' && f.title.includes('phase_kernels.jl:19'));
 const drawSite = pkSum ? pkSum.sites.find((x) => x.name === 'draw') : null;
 check(pkTi.length === 1 && pkTi[0].location.function === 'draw' && pkTi[0].evidence.sites === 1 && !!drawSite &&
-  pkTi[0].cost_ns <= drawSite.total_ns, `phase → kernel: the union is draw's, at most its ${drawSite && drawSite.total_ns} ns (${pkTi.map((f) => `${f.location.function} ${f.cost_ns} ns: ${f.title}`).join('; ')})`);
+  pkTi[0].severity === 0 && !pkTi[0].cost_known, `phase → kernel: the union is draw's, a split union: a note with no cost, not draw's ${drawSite && drawSite.total_ns} ns (${pkTi.map((f) => `${f.location.function} ${f.cost_ns} ns: ${f.title}`).join('; ')})`);
 check(!!has(pk, 'allocation_hotspot', 'copies_a') && !!has(pk, 'allocation_hotspot', 'copies_b') && !has(pk, 'allocation_hotspot', 'phase'),
   `phase → kernels: copies_a and copies_b allocate, phase does not (${kinds(pk)})`);
+
+// Where a dynamic call is reported, with which fix (dispatch_lines.jl): a non-constant
+// global read in a statement of its own inside an `@simd` loop is named as the global, at
+// the statement's line (23), not the loop header's (21); of several dynamic calls the
+// source `pick(Val(k % 50), t)` (line 38) is reported, not the comparison (line 35) that
+// only sees its result carried round the loop.
+const dl = hunt(withDispatch('examples/julia/dispatch_lines.jl'));
+const dd = has(dl, 'type_instability', 'damped!');
+check(!!dd && dd.title.includes('non-constant global DAMP') && dd.title.includes('make the global const') && dd.title.includes('dispatch_lines.jl:23'),
+  `non-constant global in an @simd loop: ${dd && dd.title}`);
+const dp = has(dl, 'type_instability', 'picked');
+check(!!dp && dp.title.includes('`pick(') && dp.title.includes('dispatch_lines.jl:38'), `the source of the dispatch: ${dp && dp.title}`);
+
+// Allocation by Base.unalias copies (views of one array on both sides of a broadcast):
+// the hint says to write into a separate buffer, not `@views`; one finding carries the
+// region's GC time (no gc_pressure on the same region charging it again).
+const ac = hunt(withPlugins('examples/julia/alias_copies.jl', 'gc'));
+const aa = has(ac, 'allocation_hotspot', 'jacobi!');
+check(!!aa && /separate preallocated\s+buffer/.test(aa.hint) && !aa.hint.includes('`@views` instead') && aa.hint.includes('unalias') &&
+  aa.evidence.unalias_gc_share_pct >= 50, `unalias copies: ${aa && `${aa.title} — ${aa.hint}`}`);
+const acGc = ac.filter((f) => f.location.function === 'jacobi!' && f.kind === 'gc_pressure');
+check(!!aa && acGc.length === 0 && aa.evidence.gc_pauses >= 3 && aa.cost_ns >= aa.evidence.gc_ns,
+  `one cost: the allocation carries jacobi!'s GC time, no gc_pressure beside it (${kinds(ac)})`);
+check(none(ac, 'jacobi_buffered!'), `jacobi_buffered! not flagged (${kinds(ac)})`);
 
 const clean = hunt(withDispatch('examples/julia/clean_kernels.jl'));
 const bad = clean.filter((f) => !['compile_time', 'plugin_events', 'dropped_events'].includes(f.kind));

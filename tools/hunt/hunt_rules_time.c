@@ -255,6 +255,13 @@ static uint32_t top_triggers(const jm_model *m, const jm_site_stack *ss, uint32_
         uint64_t ns = ss ? ss[i].total_ns : m->gc.stacks[i].total_ns, pz = ss ? ss[i].pauses : m->gc.stacks[i].pauses;
         jm_frame_pick pick;
         if (!jm_stack_pick_frame(m, st, &pick)) pick.func = st ? "(unsymbolized stack)" : "(no stack recorded)";
+        else if (!pick.program) {
+            /* Only runtime or Julia-library frames (`jl_gc_collect (libjulia.so.1:0)`): not a
+             * function of the program's, so not named as one. */
+            pick.func = "(runtime-internal: no program frame in the stack)";
+            pick.file = "";
+            pick.line = 0;
+        }
         uint32_t k = 0;
         while (k < n && !(!strcmp(out[k].func, pick.func) && !strcmp(out[k].file, pick.file) && out[k].line == pick.line)) k++;
         if (k == n) {
@@ -393,6 +400,57 @@ void hunt_rule_gc_pressure(const jm_model *m, hunt_list *l)
 #define ALLOC_MIN_GC_SHARE 0.10              /* or ≥ 10% of the region's time in automatic collections */
 #define ALLOC_NS_PER_BYTE 0.25               /* estimated cost of allocating and reclaiming a byte */
 
+/* The share of a region's automatic-GC trigger time whose stacks pass through
+ * Base.unalias (`unaliascopy`): copies a broadcast makes because its destination overlaps
+ * its sources (views of one array on both sides) — allocation `@views` cannot remove. */
+static double unalias_share(const jm_model *m, const jm_site *s)
+{
+    double all = 0, alias = 0;
+    for (uint32_t i = 0; i < s->trig_count && i < 256; i++) {
+        const jm_site_stack *ss = &m->site_stacks[s->trig_first + i];
+        if (ss->requested) continue;
+        all += (double)ss->total_ns;
+        if (jm_stack_has_func(m, ss->stack, "unaliascopy") || jm_stack_has_func(m, ss->stack, "unalias"))
+            alias += (double)ss->total_ns;
+    }
+    return all > 0 ? alias / all : 0;
+}
+
+/* One problem, one cost: the automatic GC time of a region that is an allocation hotspot
+ * is that allocation's cost (max(GC time, bytes × 0.25 ns)). A gc_pressure finding on the
+ * same region charged the same GC time again: it is folded into the allocation finding —
+ * its pauses and trigger go into the title and evidence, its trigger lines into the
+ * details — and removed. Findings [from, l->n) are the allocation findings. */
+static void fold_gc_pressure(hunt_list *l, size_t from)
+{
+    for (size_t i = from; i < l->n; i++) {
+        size_t g = 0;
+        while (g < from && !(l->items[g].kind == HUNT_GC_PRESSURE && l->items[g].site == l->items[i].site)) g++;
+        if (g == from) continue;
+        hunt_finding *f = &l->items[i], *gp = &l->items[g];
+        double pauses = 0;
+        for (uint32_t e = 0; e < gp->nevidence; e++)
+            if (!strcmp(gp->evidence[e].key, "gc_pauses")) pauses = gp->evidence[e].value;
+        const char *t = gp->title ? strstr(gp->title, " pauses, ") : NULL;
+        char *title = hunt_fmt(l, "%s; %.0f GC pauses%s%s", f->title ? f->title : "", pauses, t ? ", " : "",
+                               t ? t + strlen(" pauses, ") : "");
+        if (title) {
+            free(f->title);
+            f->title = title;
+        }
+        hunt_ev(f, "gc_pauses", pauses, "count");
+        for (uint32_t d = 0; d < gp->ndetails && f->ndetails < HUNT_MAX_DETAILS; d++) {
+            f->details[f->ndetails++] = gp->details[d];
+            gp->details[d] = NULL;
+        }
+        hunt_finding_free(gp);
+        memmove(&l->items[g], &l->items[g + 1], (l->n - g - 1) * sizeof l->items[0]);
+        l->n--;
+        from--;
+        i--;
+    }
+}
+
 void hunt_rule_allocations(const jm_model *m, hunt_list *l)
 {
     size_t from = l->n;
@@ -425,10 +483,20 @@ void hunt_rule_allocations(const jm_model *m, hunt_list *l)
                             s->name, tu_fmt_bytes(x, sizeof x, b), (unsigned long long)s->calls,
                             tu_fmt_bytes(y, sizeof y, b / (double)s->calls), b / t, gshare > 100 ? 100.0 : gshare,
                             f->pct_of_run);
-        f->hint = hunt_fmt(l, "Allocate once and reuse: hoist temporary arrays out of `%s`'s loop and write into "
-                              "preallocated outputs (in-place functions, `.=`, `@views`; in C a scratch buffer kept "
-                              "across calls instead of malloc/free per call).",
-                           s->name);
+        double alias = unalias_share(m, s);
+        if (alias >= 0.5)
+            f->hint = hunt_fmt(l, "%.0f%% of the collections were triggered in Base.unalias copies (`unaliascopy`): a "
+                                  "broadcast in `%s` writes into an array that its sources overlap (views of the same "
+                                  "array on both sides of `.=`), so Julia copies each source first. `@views` does not "
+                                  "help — they are views already: write the result into a separate preallocated "
+                                  "buffer and copy it back (or swap two arrays), so destination and sources do not alias.",
+                               100.0 * alias, s->name);
+        else
+            f->hint = hunt_fmt(l, "Allocate once and reuse: hoist temporary arrays out of `%s`'s loop and write into "
+                                  "preallocated outputs (in-place functions, `.=`, `@views`; in C a scratch buffer kept "
+                                  "across calls instead of malloc/free per call).",
+                               s->name);
+        if (alias > 0) hunt_ev(f, "unalias_gc_share_pct", 100.0 * alias, "%");
         hunt_ev(f, "bytes", b, "bytes");
         hunt_ev(f, "calls", (double)s->calls, "count");
         hunt_ev(f, "bytes_per_call", b / (double)s->calls, "bytes");
@@ -441,6 +509,7 @@ void hunt_rule_allocations(const jm_model *m, hunt_list *l)
     }
     suppress_enclosing(m, l, from, key);
     free(key);
+    fold_gc_pressure(l, from);
 }
 
 static int by_self_bytes(const void *a, const void *b)

@@ -600,6 +600,7 @@ typedef struct jm_frame_pick {
     const char *file;       /**< "" if unknown */
     uint32_t line;
     uint64_t ip;
+    int program;            /**< 1: a frame of the program; 0: the fallback (runtime or Julia library only) */
 } jm_frame_pick;
 
 /**
@@ -610,6 +611,9 @@ typedef struct jm_frame_pick {
  * \return 1 if a frame was found, 0 if the stack is unknown or has no symbols.
  */
 int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *out);
+/** 1 if a symbolized frame of \p stack (inlined frames included) is named \p func
+ *  ("unaliascopy", or "Base.unaliascopy"). */
+int jm_stack_has_func(const jm_model *m, jager_stack_id stack, const char *func);
 
 /** A security event (a log event with security=true): its body and supply.* attributes. */
 #define JM_SECURITY_KEEP 64

@@ -59,6 +59,7 @@ int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *
     out->file = "";
     out->line = 0;
     out->ip = 0;
+    out->program = 0;
     const uint64_t *ips = NULL;
     uint32_t n = 0;
     if (!m || !stack || jager_reader_stack(m->reader, stack, &ips, &n) != JAGER_OK || !ips) return 0;
@@ -81,11 +82,31 @@ int jm_stack_pick_frame(const jm_model *m, jager_stack_id stack, jm_frame_pick *
                 out->file = fr[j].file;
                 out->line = fr[j].line;
                 out->ip = ips[i];
+                out->program = 1;
                 return 1;
             }
         }
     }
     return have_fallback;
+}
+
+int jm_stack_has_func(const jm_model *m, jager_stack_id stack, const char *func)
+{
+    const uint64_t *ips = NULL;
+    uint32_t n = 0;
+    if (!m || !stack || !func || jager_reader_stack(m->reader, stack, &ips, &n) != JAGER_OK || !ips) return 0;
+    size_t k = strlen(func);
+    for (uint32_t i = 0; i < n && i < 256; i++) {
+        jager_frame fr[8];
+        uint32_t nf = jager_reader_symbolize(m->reader, ips[i], fr, 8);
+        for (uint32_t j = 0; j < nf && j < 8; j++) {
+            const char *f = fr[j].func;
+            if (!f) continue;
+            size_t n2 = strlen(f);
+            if (!strcmp(f, func) || (n2 > k && f[n2 - k - 1] == '.' && !strcmp(f + n2 - k, func))) return 1;
+        }
+    }
+    return 0;
 }
 
 const char *jm_sev_name(int bucket)

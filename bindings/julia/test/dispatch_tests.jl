@@ -39,6 +39,9 @@ end
 module VinEx
 include(joinpath(Main.REPO, "examples", "julia", "val_inside.jl"))
 end
+module LinesEx
+include(joinpath(Main.REPO, "examples", "julia", "dispatch_lines.jl"))
+end
 
 # The plugin folder of the build libjager came from (build/lib → build/plugins).
 function dispatch_plugin_dir()
@@ -147,6 +150,23 @@ unstable_for(evs, name) = [e for e in of_type(evs, "dispatch.instability") if oc
             @test isempty(unstable_for(evs, clean))
         end
         @test length(of_type(evs, "dispatch.instability")) == 3
+    end
+
+    @testset "the reported statement: the global, its line in @simd, the source (issue 9)" begin
+        # `DAMP * B[i, j] * 0.5f0` reads the global in a statement of its own; the call is
+        # in an @simd loop whose header is line 21, the statement line 23.
+        v = Jager.stability(LinesEx.damped!, Tuple{Matrix{Float32},Matrix{Float32}})
+        @test v !== nothing && v.flags & 1 == 1
+        @test occursin("(non-constant global DAMP)", v.reason)
+        @test endswith(v.reason, "at dispatch_lines.jl:23")
+        # pick(Val(k % 50), t) at line 38 is the source; `t < 3.0` at line 35 only sees its
+        # result carried round the loop.
+        v = Jager.stability(LinesEx.picked, Tuple{Int})
+        @test v !== nothing && v.flags & 1 == 1
+        @test occursin("runtime dispatch: `pick(", v.reason)
+        @test endswith(v.reason, "at dispatch_lines.jl:38")
+        # A split union alone keeps flag 2 without flag 1: the hunt makes it a note.
+        @test Jager.stability(AccEx.unstable_sum, Tuple{Vector{Float64}}).flags & 3 == 2
     end
 
     @testset "the iteration protocol's Union{Nothing,Tuple} is not an instability" begin

@@ -39,6 +39,12 @@ prices the problem at that count × calls × a measured dynamic call (docs/hunt.
 const RUNS_SHIFT = 32
 runs_per_call(flags::UInt64) = flags >> RUNS_SHIFT
 const STRONG_FLAGS = FLAG_RUNTIME_DISPATCH | FLAG_BAD_UNION | FLAG_BOX
+"""
+The flags of a real dynamic call (JET's runtime-dispatch analysis): a `:call` the optimizer
+did not resolve, or a box. A union alone (flag 2) is split by the compiler into typed
+branches of static calls: the hunt reports it as a note with no cost.
+"""
+const DISPATCH_FLAGS = FLAG_RUNTIME_DISPATCH | FLAG_BOX
 
 """
     Verdict
@@ -104,14 +110,86 @@ function io_global(ci, @nospecialize(a))
 end
 is_io_call(ci, @nospecialize(st)) = any(a -> io_global(ci, a), st.args)
 
-# Non-constant globals among a call's arguments: the usual cause of a dynamic call.
-function global_args(@nospecialize(st))
+# Non-constant globals among a call's arguments: the usual cause of a dynamic call. The
+# optimizer often reads the global in a statement of its own (`%74 = Main.DAMP`, then
+# `%75 = %74 * %64`), so an SSA argument is followed to the statement that defines it.
+function global_args(ci, @nospecialize(st))
     names = String[]
     for a in st.args
+        if a isa Core.SSAValue && 1 <= a.id <= length(ci.code)
+            a = ci.code[a.id]
+        end
         a isa GlobalRef || continue
-        resolve(a) isa GlobalRef && push!(names, string(a.name))
+        resolve(a) isa GlobalRef && !(string(a.name) in names) && push!(names, string(a.name))
     end
     return names
+end
+
+# Where the non-concrete type of an IR value comes from: the result of a dynamic call
+# (TRACE_DYN), or something else (TRACE_ORIGIN) — a non-constant global, an abstract field
+# or argument, a call inferred to return an abstract type (`Val(n)`), a φ of differently
+# typed values; 0 for a concrete value. Followed through φ, π and the operands of the
+# statements that are not dynamic calls.
+const TRACE_ORIGIN = 0x01
+const TRACE_DYN = 0x02
+const TRACE_CYCLE = 0x04   # reached round a loop back to a value still being traced: no origin of its own
+
+function value_trace(ci, @nospecialize(a), dyn::BitVector, memo::Dict{Int,UInt8})
+    if a isa GlobalRef
+        return resolve(a) isa GlobalRef ? TRACE_ORIGIN : 0x00
+    elseif a isa Core.SlotNumber || (isdefined(Core, :Argument) && a isa Core.Argument)
+        return isconcretetype(arg_type(ci, a)) ? 0x00 : TRACE_ORIGIN
+    elseif !(a isa Core.SSAValue)
+        return 0x00
+    end
+    id = a.id
+    1 <= id <= length(ci.code) || return 0x00
+    r = get(memo, id, nothing)
+    r === nothing || return r
+    types = ci.ssavaluetypes
+    t = types isa AbstractVector && id <= length(types) ? widen(types[id]) : Any
+    (isconcretetype(t) || t === Union{}) && return (memo[id] = 0x00)
+    dyn[id] && return (memo[id] = TRACE_DYN)
+    memo[id] = TRACE_CYCLE   # a φ cycle through itself adds no origin
+    st = ci.code[id]
+    r = 0x00
+    if st isa Core.PhiNode
+        for k in 1:length(st.values)
+            isassigned(st.values, k) && (r |= value_trace(ci, st.values[k], dyn, memo))
+        end
+    elseif st isa Core.PiNode
+        r = value_trace(ci, st.val, dyn, memo)
+    elseif st isa Expr
+        for x in st.args
+            r |= value_trace(ci, x, dyn, memo)
+        end
+    else
+        r = value_trace(ci, st, dyn, memo)
+    end
+    r == 0x00 && (r = TRACE_ORIGIN)
+    return (memo[id] = r)
+end
+
+"""
+    dispatch_source(ci, spots) -> Int
+
+Of the dynamic calls at statements `spots` (in code order), the first that is a *source*:
+one of its operands is non-concrete for a reason other than another dynamic call's result
+(`pick(Val(k % 200), x)` in a loop, not the `<(::Float64, ::Any)` earlier in the loop body
+that only sees `pick`'s result carried round the loop); the first call when none is.
+"""
+function dispatch_source(ci, spots::Vector{Int})
+    isempty(spots) && return 0
+    dyn = falses(length(ci.code))
+    for i in spots
+        dyn[i] = true
+    end
+    memo = Dict{Int,UInt8}()
+    for i in spots
+        st = ci.code[i]
+        any(a -> (value_trace(ci, a, dyn, memo) & TRACE_ORIGIN) != 0, st.args) && return i
+    end
+    return spots[1]
 end
 
 # The source file of statement i at its innermost inlining level (the code it came from),
@@ -149,16 +227,25 @@ function stmt_location(ci, i::Int)
         if hasfield(typeof(ci), :codelocs) && hasfield(typeof(ci), :linetable)
             loc = ci.codelocs[i]
             lt = ci.linetable
-            seen = 0
-            while loc > 0 && loc <= length(lt) && seen < 64
+            chain = Any[]          # innermost first
+            while loc > 0 && loc <= length(lt) && length(chain) < 64
                 node = lt[loc]
+                push!(chain, node)
                 up = node.inlined_at
-                if up == 0 || !(up isa Integer)
-                    return string(basename(string(node.file)), ":", node.line)
-                end
+                (up == 0 || !(up isa Integer)) && break
                 loc = up
-                seen += 1
             end
+            isempty(chain) && return ""
+            # The method's own level, then down through the macro expansions of its body
+            # (`@simd for` puts the loop body two levels in: the header's line is the
+            # outermost, the statement's line is the expansion in the method's own file).
+            k = length(chain)
+            best = chain[k]
+            while k > 1 && chain[k-1].method === Symbol("macro expansion")
+                k -= 1
+                chain[k].file === best.file && chain[k].line > 0 && (best = chain[k])
+            end
+            return string(basename(string(best.file)), ":", best.line)
         elseif hasfield(typeof(ci), :debuginfo) && isdefined(Base, :IRShow)
             stack = Base.IRShow.buildLineInfoNode(ci.debuginfo, nothing, i)
             isempty(stack) || return string(basename(string(stack[end].file)), ":", stack[end].line)
@@ -369,6 +456,7 @@ function scan(ci, @nospecialize(rettype))
     code = ci.code
     types = ci.ssavaluetypes
     errs = error_paths(ci)
+    dyncalls = Int[]
     for i in 1:length(code)
         st = code[i]
         errs[i] && continue
@@ -377,13 +465,7 @@ function scan(ci, @nospecialize(rettype))
         if is_dynamic_call(ci, st) && !is_io_call(ci, st)
             flags |= FLAG_RUNTIME_DISPATCH
             push!(spots, i)
-            if isempty(dyn)
-                args = join(["::" * string(arg_type(ci, a)) for a in st.args[2:end]], ", ")
-                globals = global_args(st)
-                note = isempty(globals) ? "" : string(" (non-constant global ", join(globals, ", "), ")")
-                dyn = string("runtime dispatch: `", callee_name(ci, st.args[1]), "(", args, ")`", note,
-                             at(stmt_location(ci, i)))
-            end
+            push!(dyncalls, i)
         end
         if is_box(t)
             flags |= FLAG_BOX
@@ -393,6 +475,17 @@ function scan(ci, @nospecialize(rettype))
             isempty(uni) && (uni = string("non-concrete value `%", i, "::", widen(t), "`", at(stmt_location(ci, i))))
             push!(spots, i)
         end
+    end
+    # Several dynamic calls: name the source (the one whose operand is not inferred for a
+    # reason of its own), not the first in code order, which may only consume its result.
+    if !isempty(dyncalls)
+        i = dispatch_source(ci, dyncalls)
+        st = code[i]
+        args = join(["::" * string(arg_type(ci, a)) for a in st.args[2:end]], ", ")
+        globals = global_args(ci, st)
+        note = isempty(globals) ? "" : string(" (non-constant global ", join(globals, ", "), ")")
+        dyn = string("runtime dispatch: `", callee_name(ci, st.args[1]), "(", args, ")`", note,
+                     at(stmt_location(ci, i)))
     end
     rt = widen(rettype)
     if !(isconcretetype(rt) || rt === Union{} || Base.issingletontype(rt) || rt isa DataType && rt <: Type)
@@ -558,16 +651,14 @@ function verdict_unsafe(@nospecialize(sig))
     ci, rettype = root
     flags, reason, spots = scan(ci, rettype)
     rootlabel = mi_label(sig)
-    if (flags & STRONG_FLAGS) != 0
-        # Outside loops the problem costs one dynamic call per call (the hunt's estimate);
-        # a box is left out: every use of the boxed variable pays, wherever it sits.
-        once = !isempty(spots) && (flags & FLAG_BOX) == 0 && outside_loops(ci, spots)
-        runs = (flags & FLAG_BOX) == 0 ? statement_runs(ci, spots) : 0
-        runs = min(runs, 0xffffffff)
-        f = (once ? flags | FLAG_ONCE_PER_CALL : flags) | (UInt64(runs) << RUNS_SHIFT)
-        return Verdict(f, reason, rootlabel, rettype)
+    if (flags & DISPATCH_FLAGS) != 0 || ((flags & FLAG_BAD_UNION) != 0 && !has_callees(ci))
+        return judged_verdict(ci, flags, reason, spots, rootlabel, rettype)
     end
-    # Clean at its own level: look for the dynamic call in what it invokes.
+    # No dynamic call at its own level (clean, or a union the compiler splits into typed
+    # branches): look for the dynamic call in what it invokes. A split union is reported
+    # only when no dynamic call is found below it (the hunt makes it a note).
+    split_union = (flags & FLAG_BAD_UNION) != 0 ? (flags, reason, spots, ci) : nothing
+    flags &= ~FLAG_BAD_UNION
     # An IdDict, not a Set: Set's push!/in would specialize on each signature's Type{…}
     # and compile anew for every signature (the sensor would feed the explosion it watches).
     visited = IdDict{Any,Nothing}()
@@ -590,8 +681,10 @@ function verdict_unsafe(@nospecialize(sig))
             r === nothing && continue
             judged = !lib || caused_by_program(callee)
             cflags, creason, _ = judged ? scan(r[1], r[2]) : (UInt64(0), "", Int[])
-            if (cflags & STRONG_FLAGS) != 0
+            if (cflags & DISPATCH_FLAGS) != 0
                 return Verdict(flags | (cflags & STRONG_FLAGS), creason, chain, rettype)
+            elseif (cflags & FLAG_BAD_UNION) != 0 && split_union === nothing
+                split_union = (flags | FLAG_BAD_UNION, creason, Int[], nothing, chain)
             end
             depth < MAX_DEPTH || continue
             for (c, loc) in invoked(r[1])
@@ -601,5 +694,23 @@ function verdict_unsafe(@nospecialize(sig))
         frontier = next
         isempty(frontier) && break
     end
-    return Verdict(flags, "", rootlabel, rettype)
+    split_union === nothing && return Verdict(flags, "", rootlabel, rettype)
+    if split_union[4] === nothing     # a callee's union: its runs per call are not known here
+        return Verdict(split_union[1], split_union[2], split_union[5], rettype)
+    end
+    return judged_verdict(split_union[4], split_union[1], split_union[2], split_union[3], rootlabel, rettype)
+end
+
+has_callees(ci) = !isempty(invoked(ci))
+
+# The verdict of a problem in the signature's own method: its flags with the runs per call
+# of its statements.
+function judged_verdict(ci, flags::UInt64, reason::String, spots::Vector{Int}, rootlabel::String, @nospecialize(rettype))
+    # Outside loops the problem costs one dynamic call per call (the hunt's estimate);
+    # a box is left out: every use of the boxed variable pays, wherever it sits.
+    once = !isempty(spots) && (flags & FLAG_BOX) == 0 && outside_loops(ci, spots)
+    runs = (flags & FLAG_BOX) == 0 ? statement_runs(ci, spots) : 0
+    runs = min(runs, 0xffffffff)
+    f = (once ? flags | FLAG_ONCE_PER_CALL : flags) | (UInt64(runs) << RUNS_SHIFT)
+    return Verdict(f, reason, rootlabel, rettype)
 end
