@@ -92,7 +92,8 @@ const jl = record('julia');
 const { json: js } = jagerJson(['summary', jl]);
 const dep = js && js.sites.find((x) => x.name === 'deposit!');
 check(dep && dep.signatures.length === 2 && dep.signatures.every((g) => g.calls === 10), 'deposit! lists 2 signatures ×10');
-check(js && js.gc.pauses === 60 && js.gc.total_ns === 20 * (2 * 1500000 + 300000), `GC totals (${js && js.gc.pauses} pauses)`);
+// 60 pauses in the phases, 4 of 1 ms in sparse_build (stacks with no program frame)
+check(js && js.gc.pauses === 64 && js.gc.total_ns === 20 * (2 * 1500000 + 300000) + 4 * 1000000, `GC totals (${js && js.gc.pauses} pauses, ${js && js.gc.total_ns} ns)`);
 const asm = js && [...walk(js.trees[0].nodes)].find((x) => x.node.name === 'assemble');
 check(asm && asm.node.gc_pauses === 40 && asm.node.gc_ns === 40 * 1500000, 'GC time inside assemble, to the nanosecond');
 check(asm && Math.abs(asm.node.gc_pct - (100 * asm.node.gc_ns) / asm.node.total_ns) < 1e-3, 'GC % of assemble');
