@@ -27,6 +27,10 @@
  *   twosites   an MPI_Allreduce every rank reaches together, then the last rank works 60 ms,
  *              the others 10 ms, before a second MPI_Allreduce: one collective_wait, at the
  *              second call's line (a finding per call site, not per function)
+ *   morecalls  the last rank does its 10 ms of work 6 times, the others once, before each of 5
+ *              MPI_Allreduce: collective_wait; built WITH_JAGER the finding says the late rank
+ *              called solve_block 30 times against 5 (more work given to it), where in
+ *              "imbalance" it called it as often, each call longer
  *   skew       an MPI_Reduce to rank 1 whose user op sleeps 40 ms there, then rank 0 works 10 ms
  *              and rank 1 25 ms before an MPI_Barrier: rank 0 waits ~55 ms per barrier, of
  *              which 40 ms is rank 1 leaving the Reduce late (its completion order) and 15 ms
@@ -142,6 +146,9 @@ __attribute__((visibility("default"))) int main(int argc, char **argv) /* named 
             work_ms(rank == size - 1 ? 60 : 10);
             MPI_Allreduce(&x, &yb, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD); /* twosites: the last rank late */
             seen_b -= yb;
+        } else if (!strcmp(mode, "morecalls")) {
+            for (int k = 0; k < (rank == size - 1 ? 6 : 1); k++) work_ms(10);
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         } else if (!strcmp(mode, "skew")) {
             static MPI_Op op = MPI_OP_NULL;
             if (op == MPI_OP_NULL) MPI_Op_create(slow_sum, 1, &op);

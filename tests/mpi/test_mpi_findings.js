@@ -241,6 +241,20 @@ const smallFile = job('small', 3);
       Math.abs(x.evidence.late_rank_top_site_ns / MS - Number(m[1])) < 0.01,
       `${mode}: ${kind} names ${who}'s solve_block, ~${ms} ms per late call, pack_halo left out (${d})`);
   }
+  // more calls, or as many calls each longer: the finding says which (HPCCG: an injected
+  // second HPC_sparsemv on rank 1 was 299 calls against 150; a balanced run's rank 0 had
+  // 150 calls each 24 % slower, where "rebalance the decomposition" alone misled)
+  {
+    const more = ofKind(hunt(jobJ('morecalls', 3)), 'collective_wait')[0];
+    const d = more && more.details.find((l) => /^rank 2 called solve_block \d+ times/.test(l));
+    check(d && /called solve_block 30 times, the other ranks 5 on average: more work given to it/.test(d) &&
+      /rebalance the decomposition/.test(more.hint), `morecalls: rank 2 called solve_block 30 times against 5 (${d})`);
+    const same = ofKind(hunt(jobJ('imbalance', 3)), 'collective_wait')[0];
+    const e = same && same.details.find((l) => /as often as the others/.test(l));
+    const m = e && /as often as the others \(5 times\) but each call took ([\d.]+) ms against ([\d.]+) ms/.exec(e);
+    check(m && Number(m[1]) > 55 && Number(m[2]) < 30 && /the rank ran slower/.test(same.hint),
+      `imbalance: as many calls of solve_block, each ~60 ms against ~10 ms, and a hint that names both causes (${e} | ${same && same.hint})`);
+  }
   const plain = ofKind(hunt(job('late', 2)), 'late_sender')[0];
   check(plain && !plain.details.some((l) => /computation before/.test(l)) && plain.evidence.late_rank_top_site_ns === undefined,
     'late (no spans): the late_sender names no computation');
