@@ -189,6 +189,23 @@ static int julia_types(void)
     return 0;
 }
 
+/* A 3 ms kernel `NAME(::Vector{Float64})` at pic.jl:LINE, called 10 times, whose verdict
+ * (\p flags) says its bad statement runs 1000 times a call (flags bits 32–63). */
+static void loop_kernel(const jager_dispatch_api *d, const char *name, uint32_t line, uint64_t flags, const char *reason)
+{
+    char sig[128], fn[128];
+    snprintf(sig, sizeof sig, "Tuple{typeof(%s), Vector{Float64}}", name);
+    snprintf(fn, sizeof fn, "%s(::Vector{Float64})", name);
+    jager_site site = jager_site_register(name, "/work/pic/pic.jl", line);
+    d->instability(site, sig, flags | (1000ull << 32), reason, fn);
+    for (int i = 0; i < 10; i++) {
+        jager_span sp = jager_span_begin(site);
+        spin_ns(3000000);
+        jager_span_end(sp);
+    }
+    d->signature_count(site, sig, 10);
+}
+
 static int run_julia(const char *out)
 {
     if (start(out, "dispatch") != 0 || julia_types() != 0) return 1;
@@ -264,28 +281,10 @@ static int run_julia(const char *out)
      * statement runs 1000 times a call (flags bits 32–63); the file has no measured
      * julia.dynamic_call_ns (a binding before it), so the hunt prices 10 × 1000 dynamic
      * calls at the documented 100 ns (1 ms), not the kernel's 30 ms, and says so. */
-    jager_site s_smooth = jager_site_register("smooth", "/work/pic/pic.jl", 150);
-    const char *sig_smooth = "Tuple{typeof(smooth), Vector{Float64}}";
-    d->instability(s_smooth, sig_smooth, JAGER_DISPATCH_RUNTIME_DISPATCH | (1000ull << 32),
-                   "runtime dispatch: `+(::Real, ::Float64)` at pic.jl:155", "smooth(::Vector{Float64})");
-    for (int i = 0; i < 10; i++) {
-        jager_span sm = jager_span_begin(s_smooth);
-        spin_ns(3000000);
-        jager_span_end(sm);
-    }
-    d->signature_count(s_smooth, sig_smooth, 10);
+    loop_kernel(d, "smooth", 150, JAGER_DISPATCH_RUNTIME_DISPATCH, "runtime dispatch: `+(::Real, ::Float64)` at pic.jl:155");
     /* A union the compiler splits (flag 2 alone: typed branches, no dynamic call) in the
      * same kind of loop: a note with no cost, not 1000 × 10 dynamic calls nor its region. */
-    jager_site s_split = jager_site_register("split_sum", "/work/pic/pic.jl", 170);
-    const char *sig_split = "Tuple{typeof(split_sum), Vector{Float64}}";
-    d->instability(s_split, sig_split, JAGER_DISPATCH_BAD_UNION | (1000ull << 32),
-                   "non-concrete value `%37::Union{Float64, Int64}` at pic.jl:175", "split_sum(::Vector{Float64})");
-    for (int i = 0; i < 10; i++) {
-        jager_span sm = jager_span_begin(s_split);
-        spin_ns(3000000);
-        jager_span_end(sm);
-    }
-    d->signature_count(s_split, sig_split, 10);
+    loop_kernel(d, "split_sum", 170, JAGER_DISPATCH_BAD_UNION, "non-concrete value `%37::Union{Float64, Int64}` at pic.jl:175");
     /* GC pauses whose stacks hold no program frame (only the runtime's, as
      * `jl_gc_collect (libjulia.so.1:0)` was seen): not named as a function of the program. */
     jager_site s_rt = jager_site_register("sparse_build", "/work/pic/pic.jl", 190);
