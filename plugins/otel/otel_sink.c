@@ -306,14 +306,20 @@ static void on_attr(ot_state *st, uint32_t thread, const jager_rec_span_attr *r,
     const uint8_t *list = (const uint8_t *)(r + 1);
     size_t room = rbytes - sizeof *r;
     size_t len = list_len(list, room, r->nattrs);
+    if (r->h.aux & JAGER_SPAN_REF_MOVED) thread = JAGER_SPAN_REF_THREAD(r->h.aux); /* its begin thread numbers the id */
     ot_pending *p = pend_get(st, ((uint64_t)thread << 32) | r->span_id, 1);
     if (p && len) pend_attrs(p, list, (uint32_t)len, r->nattrs);
 }
 
 static void on_error(ot_state *st, uint32_t thread, const jager_rec_span_error *r, size_t rbytes)
 {
+    uint32_t site = r->h.aux;
+    if (site & JAGER_SPAN_REF_MOVED) { /* set after its task moved: its begin thread numbers the id */
+        thread = JAGER_SPAN_REF_THREAD(site);
+        site = JAGER_SPAN_REF_SITE(site);
+    }
     pthread_mutex_lock(&st->agg_lock);
-    if (r->h.aux < st->nsites && st->sites[r->h.aux]) st->sites[r->h.aux]->errors++;
+    if (site < st->nsites && st->sites[site]) st->sites[site]->errors++;
     pthread_mutex_unlock(&st->agg_lock);
     ot_pending *p = pend_get(st, ((uint64_t)thread << 32) | r->span_id, 1);
     if (!p) return;

@@ -47,8 +47,8 @@ typedef enum jager_core_event_type {
     JAGER_EV_MARK = 4,       /**< jager_rec_mark; aux = string id of the name */
     JAGER_EV_DROP = 5,       /**< jager_rec_drop; aux = jager_drop_reason */
     JAGER_EV_DIAG = 6,       /**< jager_rec_diag; aux = jager_severity */
-    JAGER_EV_SPAN_ATTR = 7,  /**< jager_rec_span_attr; aux = site */
-    JAGER_EV_SPAN_ERROR = 8, /**< jager_rec_span_error; aux = site */
+    JAGER_EV_SPAN_ATTR = 7,  /**< jager_rec_span_attr; aux = site (| JAGER_SPAN_REF_MOVED, since 1.2) */
+    JAGER_EV_SPAN_ERROR = 8, /**< jager_rec_span_error; aux = site (| JAGER_SPAN_REF_MOVED, since 1.2) */
     JAGER_EV_CONTEXT = 9,    /**< jager_rec_context; aux = 1 when a context is set, 0 when cleared */
     JAGER_EV_TASK = 10,      /**< jager_rec_task; aux = 0 (since 1.1) */
     JAGER_EV_SPAN_X = 11,    /**< jager_rec_span_x; aux = site (since 1.2) */
@@ -141,18 +141,32 @@ typedef struct jager_rec_diag {
     uint32_t text_len; /**< text bytes that follow */
 } jager_rec_diag;
 
+/** \name Span references of attributes and errors (since 1.2)
+ * The aux of a JAGER_EV_SPAN_ATTR or JAGER_EV_SPAN_ERROR record is the span's site (bits
+ * 0..21: sites are below 2^22). With JAGER_SPAN_REF_MOVED set, the task moved here
+ * (jager_task_set) and the span is one another thread began: \c span_id is the id that
+ * thread gave it (as its JAGER_EV_SPAN_X record's), and the thread's index is
+ * JAGER_SPAN_REF_THREAD(aux) — key the record by (that thread, span_id). Without the flag
+ * the span is the recording thread's. A writer sets the flag only for a begin thread
+ * below 512; readers before 1.2 see an unknown site.
+ * @{ */
+#define JAGER_SPAN_REF_MOVED 0x80000000u                        /**< the span is another thread's */
+#define JAGER_SPAN_REF_SITE(aux) ((uint32_t)(aux) & 0x3FFFFFu)  /**< the span's site */
+#define JAGER_SPAN_REF_THREAD(aux) (((uint32_t)(aux) >> 22) & 0x1FFu) /**< with the flag: its begin thread */
+/** @} */
+
 /** Attributes of an open span; an attribute list follows. */
 typedef struct jager_rec_span_attr {
-    jager_record h; /**< type JAGER_EV_SPAN_ATTR, aux = site */
-    uint32_t span_id; /**< the span's per-thread id */
+    jager_record h; /**< type JAGER_EV_SPAN_ATTR, aux = site (| JAGER_SPAN_REF_MOVED | begin thread << 22) */
+    uint32_t span_id; /**< the span's per-thread id: the recording thread's, or with JAGER_SPAN_REF_MOVED its begin thread's */
     uint32_t nattrs; /**< attributes that follow */
 } jager_rec_span_attr;
 
 /** A span marked as failed; message follows (msg_len bytes, padded to 8). */
 typedef struct jager_rec_span_error {
-    jager_record h; /**< type JAGER_EV_SPAN_ERROR, aux = site */
+    jager_record h; /**< type JAGER_EV_SPAN_ERROR, aux = site (| JAGER_SPAN_REF_MOVED | begin thread << 22) */
     uint64_t time_ns; /**< event time (jager_now_ns base) */
-    uint32_t span_id; /**< the span's per-thread id */
+    uint32_t span_id; /**< the span's per-thread id: the recording thread's, or with JAGER_SPAN_REF_MOVED its begin thread's */
     uint32_t msg_len; /**< message bytes that follow */
 } jager_rec_span_error;
 

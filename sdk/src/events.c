@@ -289,7 +289,7 @@ void jager_span_set_attrs(jager_span span, const jager_attr *attrs, size_t nattr
     if (!r) return;
     r->h.type = JAGER_EV_SPAN_ATTR;
     r->h.words = (uint16_t)(total / 8);
-    r->h.aux = span.site;
+    r->h.aux = jg_span_ref_aux(t, span.site, span.id); /* a span its task brought here: which thread's id */
     r->span_id = span.id;
     r->nattrs = (uint32_t)nattrs;
     jg_attrs_encode((uint8_t *)(r + 1), attrs, nattrs, ATTR_STR_MAX);
@@ -310,7 +310,7 @@ void jager_span_error(jager_span span, const char *message)
     if (!r) return;
     r->h.type = JAGER_EV_SPAN_ERROR;
     r->h.words = (uint16_t)(total / 8);
-    r->h.aux = span.site;
+    r->h.aux = jg_span_ref_aux(t, span.site, span.id); /* a span its task brought here: which thread's id */
     r->time_ns = jg_now_ns();
     r->span_id = span.id;
     r->msg_len = (uint32_t)mlen;

@@ -475,6 +475,10 @@ JG_HIDDEN const jg_foreign *jg_foreign_of(const jg_tls *t, uint32_t local_id);
  *  site in \p site, the thread that began it in \p begin_thread, and that thread's id of it
  *  (the id its span record will carry), or 0 when none is open. [cold: t->nforeign set] */
 JG_HIDDEN uint32_t jg_task_top_span(const jg_tls *t, jager_site *site, uint32_t *begin_thread);
+/** The aux of an attribute or error record of span (\p site, \p id) written on \p t: the
+ *  site, with JAGER_SPAN_REF_MOVED and the begin thread when the span is not one of \p t's
+ *  own open spans but a foreign entry it adopted (its task moved here). [cold] */
+JG_HIDDEN uint32_t jg_span_ref_aux(const jg_tls *t, jager_site site, uint32_t id);
 /** Forget the foreign entry with \p local_id (its span ended or its task left). */
 JG_HIDDEN void jg_foreign_forget(jg_tls *t, uint32_t local_id);
 /** Take the open span at depth \p k out of \p t's stack (span.c). */

@@ -121,6 +121,24 @@ uint32_t jg_task_top_span(const jg_tls *t, jager_site *site, uint32_t *begin_thr
     return f->id;
 }
 
+uint32_t jg_span_ref_aux(const jg_tls *t, jager_site site, uint32_t id)
+{
+    if (!t->nforeign) return site; /* nothing adopted: every span it names is its own */
+    /* Its own open span first (as a span end looks), then an adopted one. */
+    for (uint32_t k = t->depth; k-- > 0;)
+        if (jg_stack_has(t, k) && !jg_stack_foreign(t, k) && jg_stack_site(t, k) == site && jg_stack_id(t, k) == id)
+            return site;
+    for (uint32_t k = t->depth; k-- > 0;) {
+        if (!jg_stack_has(t, k) || !jg_stack_foreign(t, k)) continue;
+        if ((jg_stack_site(t, k) & ~JG_SITE_FOREIGN) != site) continue;
+        const jg_foreign *f = jg_foreign_of(t, jg_stack_id(t, k));
+        if (!f || f->id != id) continue;
+        /* a begin thread the aux bits cannot hold: keyed as before (the recording thread) */
+        return f->thread <= 0x1FFu && site <= 0x3FFFFFu ? site | JAGER_SPAN_REF_MOVED | f->thread << 22 : site;
+    }
+    return site;
+}
+
 void jg_foreign_forget(jg_tls *t, uint32_t local_id)
 {
     for (uint32_t i = t->nforeign; i-- > 0;) {

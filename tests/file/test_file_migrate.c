@@ -8,7 +8,9 @@
  * With no memory to publish A's spans, A's move falls back to the old way (its spans end as
  * roots on the ending thread, counted), without a crash. A log A writes on thread 2 inside S
  * carries S (its id on thread 1, JAGER_LOG_SPAN_MOVED with thread 1), as jager_span_current
- * names it; one inside C carries C plainly. Threads are pthreads; the test
+ * names it; one inside C carries C plainly. An attribute and an error set on S on thread 2
+ * (as Jager.jl does when a migrated span throws) name S in thread 1's numbering
+ * (JAGER_SPAN_REF_MOVED), so they reach S and no other span. Threads are pthreads; the test
  * drives each step on its thread in turn, so nothing depends on timing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,6 +125,13 @@ static void step_child(void) /* thread 2 */
     C = jager_span_begin(site[SC]);
     cur_in_c = jager_span_current(NULL);
     jager_log(JAGER_SEV_INFO, "in C", NULL, 0);
+    /* as Jager.jl when a migrated span's body throws: S (thread 1's id) gets an attribute
+     * and an error here; C gets one of its own */
+    jager_attr as = {.key = "who", .kind = JAGER_ATTR_STR, .value.str = "S"};
+    jager_attr ac = {.key = "who", .kind = JAGER_ATTR_STR, .value.str = "C"};
+    jager_span_set_attrs(S, &as, 1);
+    jager_span_error(S, "S failed");
+    jager_span_set_attrs(C, &ac, 1);
     jager_span_end(C);
     jager_span_end(S);
     jager_task_set(0);
@@ -222,6 +231,63 @@ static got_log read_log(const char *file, const char *body)
     jager_reader_close(r);
     assert_int_equal(found, 1);
     return out;
+}
+
+/* An attribute or error record: its recording thread, the span it names as (thread that
+ * numbers the id, id, site) and the first attribute's string value or the message. */
+typedef struct got_ref {
+    uint16_t type;
+    uint32_t rec_thread, thread, id, site;
+    int moved;
+    char text[32];
+} got_ref;
+
+static int read_refs(const char *file, got_ref *g, int cap)
+{
+    jager_reader *r;
+    assert_int_equal(jager_reader_open(file, &r), JAGER_OK);
+    jager_event ev;
+    int n = 0;
+    while (jager_reader_next(r, &ev) > 0) {
+        if (ev.type != JAGER_EV_SPAN_ATTR && ev.type != JAGER_EV_SPAN_ERROR) continue;
+        assert_true(n < cap);
+        uint32_t aux = ev.rec->aux, id;
+        got_ref x = {ev.type, ev.thread, ev.thread, 0, aux, 0, ""};
+        if (aux & JAGER_SPAN_REF_MOVED) {
+            x.moved = 1;
+            x.thread = JAGER_SPAN_REF_THREAD(aux);
+            x.site = JAGER_SPAN_REF_SITE(aux);
+        }
+        if (ev.type == JAGER_EV_SPAN_ATTR) {
+            const jager_rec_span_attr *a = (const jager_rec_span_attr *)ev.rec;
+            const uint8_t *cur = (const uint8_t *)(a + 1), *end = (const uint8_t *)a + a->h.words * 8u;
+            jager_attr_view v;
+            assert_int_equal(jager_attr_next(&cur, end, &v), 1);
+            assert_int_equal(v.kind, JAGER_ATTR_STR);
+            snprintf(x.text, sizeof x.text, "%.*s", (int)v.str_len, v.str);
+            id = a->span_id;
+        } else {
+            const jager_rec_span_error *e = (const jager_rec_span_error *)ev.rec;
+            snprintf(x.text, sizeof x.text, "%.*s", (int)e->msg_len, (const char *)(e + 1));
+            id = e->span_id;
+        }
+        x.id = id;
+        g[n++] = x;
+    }
+    jager_reader_close(r);
+    return n;
+}
+
+/* The spans keyed (thread, id) as \p ref names: exactly one, of site index \p want. */
+static void names_only(const got *g, int n, const got_ref *ref, int want)
+{
+    int hits = 0;
+    for (int i = 0; i < n; i++) {
+        if (g[i].thread != ref->thread || g[i].id != ref->id) continue;
+        hits++;
+        assert_int_equal(g[i].site, want);
+    }
+    assert_int_equal(hits, 1);
 }
 
 static const got *one(const got *g, int n, int s, int nth)
@@ -350,6 +416,32 @@ static void test_migrated_parents(void **state)
     assert_int_equal(cur_site_s, site[SS]);
     assert_int_equal(cur_in_c, C.id);
 
+    /* The attribute and the error set on thread 2 for S name S as thread 1 numbers it
+     * (JAGER_SPAN_REF_MOVED, thread 1): keyed so, they reach S's span_x and no other span
+     * (keyed by thread 2 they named no span at all). C's own attribute names C plainly. */
+    got_ref refs[8];
+    int nr = read_refs(file, refs, 8);
+    assert_int_equal(nr, 3);
+    for (int i = 0; i < nr; i++) {
+        const got_ref *x = &refs[i];
+        assert_int_equal(x->rec_thread, s->rec_thread);
+        int of_s = strcmp(x->text, "C") != 0;
+        if (of_s) {
+            assert_true(!strcmp(x->text, x->type == JAGER_EV_SPAN_ATTR ? "S" : "S failed"));
+            assert_int_equal(x->moved, 1);
+            assert_int_equal(x->thread, t1);
+            assert_int_equal(x->id, S.id);
+            assert_int_equal(x->site, site[SS]);
+        } else {
+            assert_int_equal(x->type, JAGER_EV_SPAN_ATTR);
+            assert_int_equal(x->moved, 0);
+            assert_int_equal(x->thread, c->rec_thread);
+            assert_int_equal(x->id, C.id);
+            assert_int_equal(x->site, site[SC]);
+        }
+        names_only(g, n, x, of_s ? SS : SC);
+    }
+
     /* The merged call paths equal those of the same program on one thread. */
     chain moved[16], still[16];
     int nm = merged_paths(file, moved, 16);
@@ -401,6 +493,11 @@ static void test_migrate_no_memory(void **state)
     assert_int_equal(ls.span_id, 0);
     assert_false(ls.aux & JAGER_LOG_SPAN_MOVED);
     assert_int_equal(cur_in_s, 0);
+    /* nothing adopted: S's attribute and error on thread 2 are written as before (no flag) */
+    got_ref refs[8];
+    int nr = read_refs(file, refs, 8);
+    assert_int_equal(nr, 3);
+    for (int i = 0; i < nr; i++) assert_int_equal(refs[i].moved, 0);
     remove(file);
 }
 

@@ -82,6 +82,11 @@ static void *second_thread(void *arg)
     jager_task_set(2); /* task 2 resumes here and ends the spans it began on thread 1 */
     work(1);
     log_at(JAGER_SEV_INFO, "resumed", NULL, 0); /* inside migrating, adopted from thread 1 */
+    /* as Jager.jl when a migrated span's body throws: attributes and an error set here for
+     * a span thread 1 numbers (its id collides with none of this thread's open spans) */
+    jager_attr ph = {.key = "phase", .kind = JAGER_ATTR_STR, .value.str = "late"};
+    jager_span_set_attrs(migrating, &ph, 1);
+    jager_span_error(migrating, "migrated failure");
     jager_span_end(migrating);
     jager_span_end(solve);
     mark_at("checkpoint");

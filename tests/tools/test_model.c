@@ -206,6 +206,63 @@ static void test_missing_parent(void **state)
     jager_reader_close(r);
 }
 
+static void feed_span_x(jm_model *m, uint32_t thread, uint32_t site, uint32_t id, uint32_t parent, uint64_t start,
+                        uint64_t end, uint32_t begin_thread, uint32_t parent_thread)
+{
+    jager_rec_span_x s = {{JAGER_EV_SPAN_X, sizeof(jager_rec_span_x) / 8, site}, start, end, id, parent, 0,
+                          begin_thread, parent_thread};
+    jager_event ev = {.rec = &s.h, .thread = thread, .type = JAGER_EV_SPAN_X, .time_ns = start, .end_ns = end};
+    assert_int_equal(jm_model_add(m, &ev), JAGER_OK);
+}
+
+/* A span error recorded on \p thread; \p begin_thread other than it: set after the span's
+ * task moved there (JAGER_SPAN_REF_MOVED). */
+static void feed_error(jm_model *m, uint32_t thread, uint32_t site, uint32_t id, uint32_t begin_thread, uint64_t t)
+{
+    uint64_t buf[4] = {0};
+    jager_rec_span_error *e = (jager_rec_span_error *)buf;
+    e->h = (jager_record){JAGER_EV_SPAN_ERROR, 4, site};
+    if (begin_thread != thread) e->h.aux |= JAGER_SPAN_REF_MOVED | begin_thread << 22;
+    e->time_ns = t;
+    e->span_id = id;
+    e->msg_len = 3;
+    memcpy(e + 1, "bad", 3);
+    jager_event ev = {.rec = &e->h, .thread = thread, .type = JAGER_EV_SPAN_ERROR, .time_ns = t, .end_ns = t};
+    assert_int_equal(jm_model_add(m, &ev), JAGER_OK);
+}
+
+/* Thread 1: A(1) { B(2), which moves to thread 2 and ends there; D(3) of another task, with
+ * an error }. On thread 2 B gets an error (thread 1's id 2), and C, thread 2's own span 2,
+ * ends plainly first. B's error is B's — not C's, whose id on thread 2 is the same — and B's
+ * end takes only its own: D's pending error (a higher id of thread 1) stays D's. */
+static void test_moved_span_errors(void **state)
+{
+    (void)state;
+    jager_reader *r;
+    jm_model *m = fresh_model(&r, NULL);
+    feed_error(m, 1, sD, 3, 1, 300);
+    feed_error(m, 2, sB, 2, 1, 700);
+    feed_span(m, 2, sC, 2, 0, 1000, 1100);
+    feed_span_x(m, 2, sB, 2, 1, 500, 1500, 1, 1);
+    feed_span(m, 1, sD, 3, 1, 200, 1700);
+    feed_span(m, 1, sA, 1, 0, 100, 2000);
+    assert_int_equal(jm_model_finish(m), JAGER_OK);
+    assert_int_equal(m->span_errors, 2);
+    const jm_tree *t = &m->merged;
+    uint32_t a = child(t, 0, sA), c = child(t, 0, sC);
+    assert_int_not_equal(a, JM_NONE);
+    assert_int_not_equal(c, JM_NONE);
+    uint32_t b = child(t, a, sB), d = child(t, a, sD);
+    assert_int_not_equal(b, JM_NONE);
+    assert_int_not_equal(d, JM_NONE);
+    assert_int_equal(t->nodes[b].errors, 1);
+    assert_int_equal(t->nodes[d].errors, 1);
+    assert_int_equal(t->nodes[c].errors, 0);
+    assert_int_equal(t->nodes[a].errors, 0);
+    jm_model_free(m);
+    jager_reader_close(r);
+}
+
 static void test_open_at_end(void **state)
 {
     (void)state;
@@ -575,6 +632,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nest_tree),   cmocka_unit_test(test_missing_parent),
+        cmocka_unit_test(test_moved_span_errors),
         cmocka_unit_test(test_open_at_end), cmocka_unit_test(test_gc_overlap),
         cmocka_unit_test(test_node_cap),    cmocka_unit_test(test_text_fit),
         cmocka_unit_test(test_hunt_quiet_and_ranked), cmocka_unit_test(test_random_records),

@@ -87,6 +87,11 @@ const top = byTask && byTask.trees[0].nodes.filter((n) => n.name === 'solve');
 check(top && top.length === 1 && top[0].calls === 1, `summary: one top-level solve, 1 call (${top && top.map((n) => n.calls)})`);
 const inner = top && top.length === 1 ? top[0].children.map((n) => `${n.name}:${n.calls}`).sort() : [];
 check(JSON.stringify(inner) === JSON.stringify(['solve:1', 'step:3']), `summary: solve holds the migrated solve and 3 steps (${inner})`);
+// the attribute set on thread 2 for the migrated solve (thread 1's numbering) groups it
+const byPhase = jagerJson(['summary', '--by', 'phase', rec]).json;
+const pg = byPhase && byPhase.by && byPhase.by.groups;
+check(pg && pg.length === 1 && pg[0].name === 'solve' && pg[0].value === 'late' && pg[0].calls === 1,
+  `summary --by phase: the attribute set on thread 2 groups the migrated solve (${JSON.stringify(pg)})`);
 
 // ---- Chrome export: task lanes and GC counter tracks ----
 const trace = tmp('tasks.trace.json');
@@ -116,6 +121,12 @@ if (solves.length === 2) {
   check(inner.args.parent_id === outer.args.span_id && inner.args.parent_thread === outer.args.begin_thread && inner.args.begin_thread === 1,
     `chrome: the migrated solve's parent is the outer solve (${JSON.stringify(inner.args)})`);
   check(inner.ts >= outer.ts && inner.ts + inner.dur <= outer.ts + outer.dur, 'chrome: the migrated solve lies inside the outer one');
+  // set on thread 2 for it (thread 1's numbering): its error and attribute, on no other span
+  check(inner.args.error === 'migrated failure' && inner.args.attributes && inner.args.attributes.phase === 'late',
+    `chrome: the error and attribute set on thread 2 are the migrated solve's (${JSON.stringify(inner.args)})`);
+  const others = spans.filter((e) => e !== inner && (e.args.error === 'migrated failure' || (e.args.attributes && e.args.attributes.phase)));
+  check(others.length === 0 && !ev.some((e) => e.ph === 'i' && JSON.stringify(e.args || {}).includes('migrated failure')),
+    `chrome: no other span or instant carries them (${JSON.stringify(others)})`);
 }
 check(logs.filter((e) => e.args.attributes && e.args.attributes['code.method'] === hostile).length === 2,
   'chrome: the hostile method kept verbatim as data');
@@ -145,6 +156,10 @@ check(sx.length === 2 && outerX && innerX && sx.every((e) => e.thread === 2 && e
 const resumed = dump.find((e) => e.body === 'resumed');
 check(resumed && innerX && resumed.thread === 2 && resumed.span_id === innerX.span_id && resumed.span_thread === 1 && resumed.site === 'solve',
   `dump: the log on thread 2 names the migrated solve as thread 1 numbers it (${JSON.stringify(resumed)})`);
+// the attribute and error records set on thread 2 name the migrated solve as thread 1 numbers it
+const refs = all.filter((e) => e.type === 'span_attr' || e.type === 'span_error').filter((e) => e.thread === 2);
+check(refs.length === 2 && innerX && refs.every((e) => e.span_id === innerX.span_id && e.span_thread === 1 && e.site === 'solve'),
+  `dump: span_attr and span_error on thread 2 carry span_thread 1 and the migrated solve's id (${JSON.stringify(refs)})`);
 const ids = dump.map((e) => e.attrs && e.attrs['code.method']).filter((v) => v && typeof v === 'object').map((v) => v.string_id);
 check(ids.length === 3, `three logs carry an interned code.method (${ids.length})`);
 const solveLogs = dump.filter((e) => e.body === 'step done').map((e) => e.attrs['code.method']);

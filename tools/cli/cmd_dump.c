@@ -43,6 +43,15 @@ static void put_site(FILE *out, const jager_reader *r, jager_site site)
     tu_json_str(out, name, (size_t)-1);
 }
 
+/* The span an attribute or error record names: its site, its id, and with
+ * JAGER_SPAN_REF_MOVED (1.2: set after its task moved) the begin thread that numbers the id. */
+static void put_span_ref(FILE *out, const jager_reader *r, uint32_t aux, uint32_t span_id)
+{
+    put_site(out, r, aux & JAGER_SPAN_REF_MOVED ? JAGER_SPAN_REF_SITE(aux) : aux);
+    fprintf(out, ",\"span_id\":%" PRIu32, span_id);
+    if (aux & JAGER_SPAN_REF_MOVED) fprintf(out, ",\"span_thread\":%" PRIu32, JAGER_SPAN_REF_THREAD(aux));
+}
+
 static void put_attrs(FILE *out, const uint8_t *a, const uint8_t *end)
 {
     fputs(",\"attrs\":{", out);
@@ -186,15 +195,14 @@ static void put_body(FILE *out, const jager_reader *r, const jager_event *ev)
     }
     case JAGER_EV_SPAN_ATTR: {
         const jager_rec_span_attr *s = (const jager_rec_span_attr *)h;
-        put_site(out, r, h->aux);
-        fprintf(out, ",\"span_id\":%" PRIu32, s->span_id);
+        put_span_ref(out, r, h->aux, s->span_id);
         put_attrs(out, (const uint8_t *)(s + 1), end);
         break;
     }
     case JAGER_EV_SPAN_ERROR: {
         const jager_rec_span_error *e = (const jager_rec_span_error *)h;
-        put_site(out, r, h->aux);
-        fprintf(out, ",\"span_id\":%" PRIu32 ",\"message\":", e->span_id);
+        put_span_ref(out, r, h->aux, e->span_id);
+        fputs(",\"message\":", out);
         tu_json_str(out, (const char *)(e + 1), e->msg_len);
         break;
     }

@@ -367,7 +367,9 @@ static void on_span_extra(chrome_state *s, const jager_event *ev)
     s->tmp.len = 0;
     if (is_attr) ex_json_attrs(&s->tmp, a, ae, s->r);
     else ex_json_str(&s->tmp, msg, msg_len);
-    pending *p = pend_find(s, ev->thread, span_id, 1);
+    uint32_t thread;
+    (void)jm_span_ref(ev, &thread); /* the thread that numbers span_id: its span_x looks there */
+    pending *p = pend_find(s, thread, span_id, 1);
     if (p) {
         if (is_attr) {
             if (s->tmp.len > 2) { /* strip the braces, join with earlier sets */

@@ -37,12 +37,15 @@ static const col_spec drop_cols[] = {
     {"thread", EX_I64, 0}, {"time_ns", EX_I64, 0}, {"reason", EX_STR, 0}, {"count", EX_I64, 0}};
 static const col_spec diag_cols[] = {{"thread", EX_I64, 0},   {"time_ns", EX_I64, 0}, {"severity", EX_I64, 0},
                                      {"source", EX_STR, 1},   {"text", EX_STR, 0}};
+/* span_thread: the thread that numbers span_id — the recording thread, or the span's begin
+ * thread when set after its task moved (JAGER_SPAN_REF_MOVED): join spans on (begin_thread, span_id) */
 static const col_spec span_attr_cols[] = {{"thread", EX_I64, 0},  {"site", EX_I64, 0},
                                           {"site_name", EX_STR, 1}, {"span_id", EX_I64, 0},
-                                          {"attributes", EX_STR, 0}};
+                                          {"attributes", EX_STR, 0}, {"span_thread", EX_I64, 0}};
 static const col_spec span_error_cols[] = {{"thread", EX_I64, 0},   {"time_ns", EX_I64, 0},
                                            {"site", EX_I64, 0},     {"site_name", EX_STR, 1},
-                                           {"span_id", EX_I64, 0},  {"message", EX_STR, 0}};
+                                           {"span_id", EX_I64, 0},  {"message", EX_STR, 0},
+                                           {"span_thread", EX_I64, 0}};
 static const col_spec context_cols[] = {{"thread", EX_I64, 0},   {"time_ns", EX_I64, 0},  {"set", EX_BOOL, 0},
                                         {"trace_id", EX_STR, 1}, {"ctx_span_id", EX_STR, 1},
                                         {"first_span", EX_I64, 0}, {"flags", EX_I64, 0}};
@@ -376,14 +379,16 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
     }
     case JAGER_EV_SPAN_ATTR: {
         const jager_rec_span_attr *s = (const void *)h;
-        put_i64(w, h->aux);
-        put_site_name(w, r, h->aux);
+        uint32_t sth, site = jm_span_ref(ev, &sth);
+        put_i64(w, site);
+        put_site_name(w, r, site);
         put_i64(w, s->span_id);
         size_t off = scratch_mark(w);
         const uint8_t *a = (const uint8_t *)h + sizeof *s;
         if (ex_json_attrs(w->scratch, a <= (const uint8_t *)h + total ? a : NULL, (const uint8_t *)h + total, r))
             w->oom = 1;
         put_scratch(w, off);
+        put_i64(w, sth);
         break;
     }
     case JAGER_EV_CONTEXT: {
@@ -407,11 +412,13 @@ static void fill_core(const ex_table *t, const jager_reader *r, const jager_even
         const jager_rec_span_error *s = (const void *)h;
         uint32_t n;
         const char *msg = tail(h, sizeof *s, s->msg_len, &n);
+        uint32_t sth, site = jm_span_ref(ev, &sth);
         put_i64(w, out_time(w, ev->time_ns));
-        put_i64(w, h->aux);
-        put_site_name(w, r, h->aux);
+        put_i64(w, site);
+        put_site_name(w, r, site);
         put_i64(w, s->span_id);
         put_str(w, msg, n);
+        put_i64(w, sth);
         break;
     }
     }

@@ -301,13 +301,19 @@ static void gc_prune(jm_model *m, jm_thread_state *ts, uint64_t t, uint32_t keep
 
 /* ---- spans ---- */
 
-static uint32_t take_errors(jm_thread_state *ts, uint32_t span_id)
+/* The errors of span \p span_id of \p ts's numbering, taken off its open errors. A plain
+ * span also drops its thread's errors of ids above it (nested spans whose record is lost);
+ * a span_x (\p x) does not — that thread went on with other tasks — and an error set on
+ * another thread (moved) waits for its own span. Few entries: spans with errors still open. */
+static uint32_t take_errors(jm_thread_state *ts, uint32_t span_id, int x)
 {
-    uint32_t count = 0;
-    while (ts->nerrs && ts->errs[ts->nerrs - 1].span_id >= span_id) {
-        if (ts->errs[ts->nerrs - 1].span_id == span_id) count += ts->errs[ts->nerrs - 1].count;
-        ts->nerrs--;
+    uint32_t count = 0, n = 0;
+    for (uint32_t i = 0; i < ts->nerrs; i++) {
+        jm_open_error e = ts->errs[i];
+        if (e.span_id == span_id) count += e.count;
+        else if (x || e.moved || e.span_id < span_id) ts->errs[n++] = e;
     }
+    ts->nerrs = n;
     return count;
 }
 
@@ -344,7 +350,7 @@ static void add_span(jm_model *m, const jager_event *ev)
     if (a->hist) a->hist[hist_bucket(p, dur)]++;
 
     jm_node self = {.site = site, .calls = 1, .incl_ns = dur, .min_ns = dur, .max_ns = dur, .bytes = rec->bytes};
-    self.errors = take_errors(ts, id);
+    self.errors = ts->nerrs ? take_errors(ts, id, x) : 0;
     gc_overlap(m, ts, site, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
     if (p->have_stalls) stall_overlap(ts, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
     a->gc_ns += self.gc_ns;
@@ -477,26 +483,30 @@ static void add_span_error(jm_model *m, const jager_event *ev)
         return;
     }
     m->span_errors++;
-    jm_site_acc *a = site_acc(m, rec->h.aux);
-    jm_thread_state *ts = thread_state(m, ev->thread);
+    /* keyed by the thread that numbers span_id: its begin thread when set on another (1.2) */
+    uint32_t thread, site = jm_span_ref(ev, &thread);
+    unsigned moved = thread != ev->thread;
+    jm_site_acc *a = site_acc(m, site);
+    jm_thread_state *ts = thread_state(m, thread);
     if (!a || !ts) return;
     a->errors++;
-    if (ts->nerrs && ts->errs[ts->nerrs - 1].span_id == rec->span_id) {
-        ts->errs[ts->nerrs - 1].count++;
+    jm_open_error *last = ts->nerrs ? &ts->errs[ts->nerrs - 1] : NULL;
+    if (last && last->span_id == rec->span_id && last->moved == moved && last->count < INT32_MAX) {
+        last->count++;
     } else if (ts->nerrs < 4096 &&
                jm_grow((void **)&ts->errs, &ts->cap_errs, ts->nerrs + 1, sizeof *ts->errs) == 0) {
-        ts->errs[ts->nerrs++] = (jm_open_error){rec->span_id, 1};
+        ts->errs[ts->nerrs++] = (jm_open_error){rec->span_id, 1, moved};
     }
 
     const char *text = (const char *)(rec + 1);
     size_t len = rec->msg_len < MSG_KEEP_BYTES ? rec->msg_len : MSG_KEEP_BYTES;
     uint64_t h = fnv1a(text, len);
-    uint32_t k = jm_map_get(&p->msg_map, rec->h.aux, h);
+    uint32_t k = jm_map_get(&p->msg_map, site, h);
     if (k == JM_NONE) {
         if (m->nmessages >= m->opt.max_messages) return; /* counted as msg_other at finish */
         char *copy = malloc(len + 1);
         if (!copy || jm_grow((void **)&m->messages, &p->cap_msgs, m->nmessages + 1, sizeof *m->messages) != 0 ||
-            jm_map_put(&p->msg_map, rec->h.aux, h, m->nmessages) != 0) {
+            jm_map_put(&p->msg_map, site, h, m->nmessages) != 0) {
             free(copy);
             p->oom = 1;
             return;
@@ -504,7 +514,7 @@ static void add_span_error(jm_model *m, const jager_event *ev)
         memcpy(copy, text, len);
         copy[len] = 0;
         k = m->nmessages++;
-        m->messages[k] = (jm_message){.site = rec->h.aux, .text = copy, .first_ns = rec->time_ns};
+        m->messages[k] = (jm_message){.site = site, .text = copy, .first_ns = rec->time_ns};
     }
     m->messages[k].count++;
 }

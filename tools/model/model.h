@@ -82,6 +82,17 @@ static inline int jm_span_of(const jager_event *ev, jm_span_view *out)
     return 0;
 }
 
+/** The span a JAGER_EV_SPAN_ATTR or JAGER_EV_SPAN_ERROR record \p ev names (its header's aux
+ *  and its \p span_id): its site as the return value, and in \p thread the thread that
+ *  numbers \p span_id — the recording thread, or with JAGER_SPAN_REF_MOVED (format 1.2: the
+ *  task moved here) the span's begin thread, so the record joins the span's span_x. */
+static inline uint32_t jm_span_ref(const jager_event *ev, uint32_t *thread)
+{
+    uint32_t aux = ev->rec->aux;
+    *thread = aux & JAGER_SPAN_REF_MOVED ? JAGER_SPAN_REF_THREAD(aux) : ev->thread;
+    return aux & JAGER_SPAN_REF_MOVED ? JAGER_SPAN_REF_SITE(aux) : aux;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Options                                                                              */
 

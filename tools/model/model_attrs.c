@@ -51,7 +51,9 @@ static int key_index(pass *p, const char *k, uint32_t len)
 static void on_attrs(pass *p, const jager_event *ev)
 {
     const jager_rec_span_attr *r = (const jager_rec_span_attr *)ev->rec;
-    uint64_t key = (uint64_t)ev->thread << 32 | r->span_id;
+    uint32_t thread;
+    (void)jm_span_ref(ev, &thread); /* keyed as its span: by the thread that numbers span_id */
+    uint64_t key = (uint64_t)thread << 32 | r->span_id;
     pend **pp = &p->buckets[jm_mix64(key) & (PEND_BUCKETS - 1)];
     while (*pp && (*pp)->key != key) pp = &(*pp)->next;
     if (!*pp && !(*pp = calloc(1, sizeof **pp))) {

@@ -103,14 +103,18 @@ void jm_methods_add(jm_model *m, const jager_event *ev)
         if (!(s = find_method(m, (const uint8_t *)(r + 1), (const uint8_t *)h + size, &len)) || !(mp = pass_of(m))) return;
         jm_code_method *g = group(m, s, len);
         if (!g) { m->code_methods_folded++; return; }
-        jm_map_del(&mp->open, ev->thread, r->span_id);
-        if (jm_map_put(&mp->open, ev->thread, r->span_id, (uint32_t)(g - m->code_methods))) ((jm_priv *)m->priv)->oom = 1;
+        uint32_t th;
+        (void)jm_span_ref(ev, &th); /* keyed as its span: a moved task's by its begin thread */
+        jm_map_del(&mp->open, th, r->span_id);
+        if (jm_map_put(&mp->open, th, r->span_id, (uint32_t)(g - m->code_methods))) ((jm_priv *)m->priv)->oom = 1;
         return;
     }
     case JAGER_EV_SPAN_ERROR: {
         mp = ((jm_priv *)m->priv)->code_methods;
         if (size < sizeof(jager_rec_span_error) || !mp) return;
-        uint32_t i = jm_map_get(&mp->open, ev->thread, ((const jager_rec_span_error *)h)->span_id);
+        uint32_t th;
+        (void)jm_span_ref(ev, &th);
+        uint32_t i = jm_map_get(&mp->open, th, ((const jager_rec_span_error *)h)->span_id);
         if (i != JM_NONE) m->code_methods[i].span_errors++;
         return;
     }

@@ -103,7 +103,8 @@ typedef struct jm_pending {
 /** An error count of a still-open span. */
 typedef struct jm_open_error {
     uint32_t span_id;
-    uint32_t count;
+    uint32_t count : 31;
+    uint32_t moved : 1; /* set on another thread (JAGER_SPAN_REF_MOVED): only its span takes it */
 } jm_open_error;
 
 typedef struct jm_thread_state {

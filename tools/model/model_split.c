@@ -137,8 +137,9 @@ static void text(char *dst, const char *s, size_t n)
 static void on_attrs(pass *p, const jager_event *ev)
 {
     const jager_rec_span_attr *r = (const jager_rec_span_attr *)ev->rec;
-    if (r->h.aux >= 1 && !p->c[r->h.aux]) return;
-    uint64_t key = (uint64_t)ev->thread << 32 | r->span_id;
+    uint32_t thread, site = jm_span_ref(ev, &thread); /* keyed as its span (model.h) */
+    if (site >= 1 && !p->c[site]) return;
+    uint64_t key = (uint64_t)thread << 32 | r->span_id;
     pend **pp = &p->buckets[jm_mix64(key) & 4095];
     while (*pp && (*pp)->key != key) pp = &(*pp)->next;
     if (!*pp && !(*pp = calloc(1, sizeof **pp))) return;
@@ -356,7 +357,8 @@ static int group_pass(jm_model *m, pass *p)
     jm_span_view v;
     while (jager_reader_next(m->reader, &ev) == 1) {
         size_t bytes = (size_t)ev.rec->words * 8u;
-        if (ev.rec->aux >= m->nsites) continue;
+        uint32_t th;
+        if (ev.type == JAGER_EV_SPAN_ATTR ? jm_span_ref(&ev, &th) >= m->nsites : ev.rec->aux >= m->nsites) continue;
         if (ev.type == JAGER_EV_SPAN_ATTR && bytes >= sizeof(jager_rec_span_attr)) on_attrs(p, &ev);
         else if (jm_span_of(&ev, &v) && on_span_grouped(p, &v)) return -1;
     }
@@ -390,9 +392,10 @@ int jm_split_finish(jm_model *m)
     }
     jager_event ev;
     jm_span_view v;
+    uint32_t th;
     while (jager_reader_next(m->reader, &ev) == 1) {
         size_t bytes = (size_t)ev.rec->words * 8u;
-        if (ev.type == JAGER_EV_SPAN_ATTR && bytes >= sizeof(jager_rec_span_attr) && ev.rec->aux < m->nsites) on_attrs(&p, &ev);
+        if (ev.type == JAGER_EV_SPAN_ATTR && bytes >= sizeof(jager_rec_span_attr) && jm_span_ref(&ev, &th) < m->nsites) on_attrs(&p, &ev);
         else if (ev.rec->aux < m->nsites && jm_span_of(&ev, &v)) on_span(&p, &v);
     }
     m->splits = calloc(m->nsites, sizeof *m->splits);
