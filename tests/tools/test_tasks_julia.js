@@ -45,4 +45,26 @@ check(m && m.length === 1 && m[0].method === want.method && m[0].logs === 5, `su
 const ids = jager(['dump', rec]).out.trim().split('\n').map((x) => JSON.parse(x))
   .filter((e) => e.type === 'log').map((e) => e.attrs['code.method']);
 check(ids.length === 5 && ids.every((v) => v && v.string_id === ids[0].string_id), 'the five logs name one interned string');
+
+// Jager.timing_tree (what print_timings shows after a recording) on rec_tasks' file: the
+// span task 2 began on thread 1 and ended on thread 2 (a span_x) sits under its true
+// parent, with the error set on it on thread 2 (format 1.2's moved span reference); the
+// binding read only plain span records before, so it was missing from the tree.
+if (process.env.REC_TASKS) {
+  const moved = tmp('tasks-moved.jgr');
+  const rr = run(process.env.REC_TASKS, [moved]);
+  check(rr.code === 0, `rec_tasks ran (${rr.code})`);
+  const tr = run(julia, ['--startup-file=no', `--project=${path.join(src, 'bindings', 'julia')}`, '-e',
+    'using Jager; show_(n, d) = for c in n.children; println(d, "\t", c.name, "\t", c.calls, "\t", c.errors); show_(c, d + 1); end; ' +
+    'show_(Jager.timing_tree(ARGS[1]; exact = false), 0)', moved], { JULIA_DEPOT_PATH: depot, JAGER_LIB: lib, JAGER_QUIET: '1' });
+  const rows = tr.out.trim().split('\n').map((l) => l.split('\t'));
+  const at = (d, name) => rows.findIndex((x) => x[0] === String(d) && x[1] === name);
+  const outer = at(0, 'solve');
+  let end = rows.findIndex((x, i) => i > outer && x[0] === '0');
+  if (end < 0) end = rows.length;
+  const inner = rows.findIndex((x, i) => i > outer && i < end && x[0] === '1' && x[1] === 'solve');
+  check(tr.code === 0 && outer >= 0 && inner > outer && rows[inner][2] === '1' && rows[inner][3] === '1' &&
+    rows.filter((x) => x[1] === 'solve').length === 2,
+    `Jager.timing_tree: the migrated solve under the outer one, 1 call, its error on it (${JSON.stringify(rows)} ${tr.err.slice(-500)})`);
+}
 done();

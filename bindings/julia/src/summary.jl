@@ -68,13 +68,20 @@ function read_spans(path::AbstractString)
         while ccall((:jager_reader_next, LIB), Cint, (Ptr{Cvoid}, Ref{JagerEvent}), r, ev) > 0
             e = ev[]
             p = e.rec
-            if e.type == 1      # jager_rec_span: site in aux; start 8, end 16, id 24, parent 28, bytes 32
+            if e.type == 1 || e.type == 11
+                # jager_rec_span: site in aux; start 8, end 16, id 24, parent 28, bytes 32;
+                # jager_rec_span_x (a task moved between threads, format 1.2) adds the thread
+                # that began it at 40 and its parent's at 44: it is keyed by those
                 site = unsafe_load(Ptr{UInt32}(p + 4))
                 t0, t1 = unsafe_load(Ptr{UInt64}(p + 8)), unsafe_load(Ptr{UInt64}(p + 16))
-                spans[(e.thread, unsafe_load(Ptr{UInt32}(p + 24)))] =
-                    (site, unsafe_load(Ptr{UInt32}(p + 28)), t1 - t0, unsafe_load(Ptr{UInt64}(p + 32)))
-            elseif e.type == 8  # jager_rec_span_error: span id at 16
-                push!(errors, (e.thread, unsafe_load(Ptr{UInt32}(p + 16))))
+                th, pth = e.type == 11 ? (unsafe_load(Ptr{UInt32}(p + 40)), unsafe_load(Ptr{UInt32}(p + 44))) :
+                          (e.thread, e.thread)
+                spans[(th, unsafe_load(Ptr{UInt32}(p + 24)))] =
+                    (site, pth, unsafe_load(Ptr{UInt32}(p + 28)), t1 - t0, unsafe_load(Ptr{UInt64}(p + 32)))
+            elseif e.type == 8  # jager_rec_span_error: span id at 16; aux names a moved span's thread
+                aux = unsafe_load(Ptr{UInt32}(p + 4))
+                th = aux & SPAN_REF_MOVED != 0 ? (aux >> 22) & 0x1ff : e.thread
+                push!(errors, (UInt32(th), unsafe_load(Ptr{UInt32}(p + 16))))
             end
         end
         for id in UInt32(1):ccall((:jager_reader_site_count, LIB), UInt32, (Ptr{Cvoid},), r)
@@ -89,7 +96,9 @@ function read_spans(path::AbstractString)
     return spans, errors, sites
 end
 
-const SpanTable = Dict{Tuple{UInt32,UInt32},Tuple{UInt32,UInt32,UInt64,UInt64}}
+# (thread, span id) => (site, parent's thread, parent id, ns, bytes)
+const SpanTable = Dict{Tuple{UInt32,UInt32},Tuple{UInt32,UInt32,UInt32,UInt64,UInt64}}
+const SPAN_REF_MOVED = 0x80000000 # JAGER_SPAN_REF_MOVED (jager_record.h)
 
 "Mirror of jager_path_stat (jager_reader.h, format 1.1): one call path of one thread."
 struct JagerPathStat
@@ -167,8 +176,8 @@ function node_of!(memo::Dict{Tuple{UInt32,UInt32},TimingNode}, root::TimingNode,
                   sites::Dict{UInt32,Tuple{String,String}}, key::Tuple{UInt32,UInt32})
     n = get(memo, key, nothing)
     n === nothing || return n
-    site, parent = spans[key][1], spans[key][2]
-    pkey = (key[1], parent)
+    site, pthread, parent = spans[key][1], spans[key][2], spans[key][3]
+    pkey = (pthread, parent)
     up = parent != 0 && haskey(spans, pkey) ? node_of!(memo, root, spans, sites, pkey) : root
     n = child!(up, site, sites)
     memo[key] = n
@@ -252,7 +261,7 @@ has_exact_paths(path::AbstractString) = read_paths(path) !== nothing
 function events_tree(spans::SpanTable, errors, sites)
     root = TimingNode(UInt32(0), "", "")
     memo = Dict{Tuple{UInt32,UInt32},TimingNode}()
-    for (key, (_, _, ns, bytes)) in spans
+    for (key, (_, _, _, ns, bytes)) in spans
         n = node_of!(memo, root, spans, sites, key)
         n.calls += 1
         n.total_ns += ns
