@@ -212,6 +212,7 @@ static void print_record(FILE *f, uint32_t thread, const jager_record *h)
         ju64(f, &first, "span_id", s->span_id);
         jkey(f, &first, "attributes");
         attrs_json(f, (const uint8_t *)(s + 1), (const uint8_t *)h + h->words * 8u);
+        ju64(f, &first, "span_thread", thread); /* set on its own thread: numbered by it */
         break;
     }
     case JAGER_EV_SPAN_ERROR: {
@@ -221,6 +222,7 @@ static void print_record(FILE *f, uint32_t thread, const jager_record *h)
         js(f, &first, "site_name", site_name(h->aux), (size_t)-1);
         ju64(f, &first, "span_id", s->span_id);
         js(f, &first, "message", (const char *)(s + 1), s->msg_len);
+        ju64(f, &first, "span_thread", thread);
         break;
     }
     case JAGER_EV_DIAG: {

@@ -87,6 +87,13 @@ const top = byTask && byTask.trees[0].nodes.filter((n) => n.name === 'solve');
 check(top && top.length === 1 && top[0].calls === 1, `summary: one top-level solve, 1 call (${top && top.map((n) => n.calls)})`);
 const inner = top && top.length === 1 ? top[0].children.map((n) => `${n.name}:${n.calls}`).sort() : [];
 check(JSON.stringify(inner) === JSON.stringify(['solve:1', 'step:3']), `summary: solve holds the migrated solve and 3 steps (${inner})`);
+// each error on its span in the exact-path tree: the migrated solve's (set on thread 2, its
+// path is thread 2's, its events thread 1's) and a step's (task 1 interleaved with task 2's
+// open solve on thread 1; main's end on thread 1 had flushed that solve's pending children as
+// unrecorded): both read 0 before
+const errs = top && top.length === 1 ? top[0].children.map((n) => `${n.name}:${n.errors}`).sort() : [];
+check(JSON.stringify(errs) === JSON.stringify(['solve:1', 'step:1']) && top[0].errors === 0,
+  `summary: the errors on the migrated solve and on a step (${errs}; outer ${top && top[0] && top[0].errors})`);
 // the attribute set on thread 2 for the migrated solve (thread 1's numbering) groups it
 const byPhase = jagerJson(['summary', '--by', 'phase', rec]).json;
 const pg = byPhase && byPhase.by && byPhase.by.groups;

@@ -350,7 +350,10 @@ static void add_span(jm_model *m, const jager_event *ev)
     if (a->hist) a->hist[hist_bucket(p, dur)]++;
 
     jm_node self = {.site = site, .calls = 1, .incl_ns = dur, .min_ns = dur, .max_ns = dur, .bytes = rec->bytes};
-    self.errors = ts->nerrs ? take_errors(ts, id, x) : 0;
+    /* With tasks interleaving on the thread (or a span that moved), spans with higher ids
+     * may still be open — another task's — not lost: their pending entries and errors stay. */
+    int others_open = x || ts->tasks;
+    self.errors = ts->nerrs ? take_errors(ts, id, others_open) : 0;
     gc_overlap(m, ts, site, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
     if (p->have_stalls) stall_overlap(ts, rec->start_ns, rec->end_ns, &self.gc_ns, &self.gc_pauses);
     a->gc_ns += self.gc_ns;
@@ -377,14 +380,14 @@ static void add_span(jm_model *m, const jager_event *ev)
         kids = ts->pending[top - 1].forest;
         below = top - 1;
     }
-    for (uint32_t i = top; !x && i < ts->npending; i++) { /* a moved span's thread may hold other tasks' entries */
+    for (uint32_t i = top; !others_open && i < ts->npending; i++) { /* other tasks' entries are not orphans */
         if (!kids && !(kids = forest_get(m))) {
             forest_put(m, ts->pending[i].forest);
             continue;
         }
         attach_orphan(m, kids, 0, ts->pending[i].forest);
     }
-    if (!x) {
+    if (!others_open) {
         ts->npending = below;
     } else if (below < top) { /* only its own entry leaves: the entries above are others' */
         memmove(ts->pending + below, ts->pending + top, (ts->npending - top) * sizeof *ts->pending);
@@ -402,8 +405,8 @@ static void add_span(jm_model *m, const jager_event *ev)
     if (parent == 0 || (pts == ts && parent >= id)) {
         /* Top level: whatever is still pending belongs to spans that never got recorded. */
         dst = &m->threads[ts->slot].tree;
-        for (uint32_t i = 0; !x && i < ts->npending; i++) attach_orphan(m, dst, 0, ts->pending[i].forest);
-        if (!x) ts->npending = 0;
+        for (uint32_t i = 0; !others_open && i < ts->npending; i++) attach_orphan(m, dst, 0, ts->pending[i].forest);
+        if (!others_open) ts->npending = 0;
         dst->nodes[0].calls++;
         dst->nodes[0].incl_ns += dur;
         dst->nodes[0].bytes += rec->bytes;
@@ -924,6 +927,11 @@ jager_status jm_model_add(jm_model *m, const jager_event *ev)
     case JAGER_EV_MARK: m->marks++; break;
     case JAGER_EV_DROP: add_drop(m, ev); break;
     case JAGER_EV_DIAG: m->diags++; break;
+    case JAGER_EV_TASK: {
+        jm_thread_state *tts = thread_state(m, ev->thread);
+        if (tts) tts->tasks = 1;
+        break;
+    }
     default:
         if (ev->type >= JAGER_EV_FIRST_PLUGIN) add_plugin(m, ev);
         break;

@@ -70,6 +70,27 @@ static void take_event_fields(jm_node *n, const jm_node *o)
     n->gc_pauses = o->gc_pauses;
 }
 
+/* old_of entries that name another thread's event tree: BORROWED | rebuilt index << 24 | node. */
+#define BORROWED 0x80000000u
+
+/* The node of \p rb[o]'s event tree on the same site chain as node \p i of rb[k]'s new tree,
+ * if it holds calls and no path of thread o claimed it: recorded in rb[k].old_of[i]. */
+static void borrow_path(jm_model *m, rebuilt *rb, uint32_t k, uint32_t i, uint32_t o)
+{
+    const jm_tree *t = &rb[k].tree;
+    const jm_thread *oth = jm_model_thread(m, rb[o].thread);
+    if (!oth || o > 0x7f) return;
+    uint32_t chain[64], n = 0;
+    for (uint32_t x = i; x != 0 && n < 64; x = t->nodes[x].parent) chain[n++] = t->nodes[x].site;
+    if (n == 64) return;
+    uint32_t at = 0;
+    while (n && at != JM_NONE) at = jm_tree_find(&oth->tree, at, chain[--n]);
+    if (at == JM_NONE || !oth->tree.nodes[at].calls || at > 0xFFFFFF) return;
+    for (uint32_t j = 1; j < rb[o].tree.count; j++)
+        if (rb[o].old_of[j] == at) return; /* its own thread's path has it */
+    rb[k].old_of[i] = BORROWED | o << 24 | at;
+}
+
 int jm_paths_apply(jm_model *m)
 {
     size_t np = jager_reader_path_count(m->reader);
@@ -101,32 +122,68 @@ int jm_paths_apply(jm_model *m)
             b->tree.nodes[0].bytes += ps.bytes;
         }
     }
+    /* Pass 1: each new node's old counterpart in its own thread's event tree: its parent's
+     * counterpart's child of the same site (nodes are created parents first). */
     for (uint32_t k = 0; k < nrb; k++) {
         rebuilt *b = &rb[k];
         jm_thread *th = jm_model_thread(m, b->thread);
         if (!th) goto oom;
         jm_tree *old = &th->tree, *t = &b->tree;
-        /* Node i's old counterpart: its parent's counterpart's child of the same site
-         * (nodes are created parents first). */
-        uint32_t *old_of = malloc(t->count * sizeof *old_of);
-        if (!old_of) goto oom;
-        old_of[0] = 0;
+        if (!(b->old_of = malloc(t->count * sizeof *b->old_of))) goto oom;
+        b->old_of[0] = 0;
         for (uint32_t i = 1; i < t->count; i++) {
-            uint32_t op = old_of[t->nodes[i].parent];
-            old_of[i] = op == JM_NONE ? JM_NONE : jm_tree_find(old, op, t->nodes[i].site);
-            take_event_fields(&t->nodes[i], old_of[i] == JM_NONE ? NULL : &old->nodes[old_of[i]]);
+            uint32_t op = b->old_of[t->nodes[i].parent];
+            b->old_of[i] = op == JM_NONE ? JM_NONE : jm_tree_find(old, op, t->nodes[i].site);
         }
+    }
+    /* Pass 2: a span of a task that moved ended on another thread, so its exact path is that
+     * thread's, while the events put it in its begin thread's tree: a path whose own
+     * thread's events lack it takes its event fields from another thread's tree holding
+     * the same path that no path of that thread claimed. */
+    for (uint32_t k = 0; k < nrb; k++) {
+        rebuilt *b = &rb[k];
+        jm_tree *t = &b->tree;
+        for (uint32_t i = 1; i < t->count; i++) {
+            if (b->old_of[i] != JM_NONE) continue;
+            for (uint32_t o = 0; o < nrb && b->old_of[i] == JM_NONE; o++)
+                if (o != k) borrow_path(m, rb, k, i, o);
+        }
+    }
+    for (uint32_t k = 0; k < nrb; k++) {
+        rebuilt *b = &rb[k];
+        jm_thread *th = jm_model_thread(m, b->thread);
+        jm_tree *old = &th->tree, *t = &b->tree;
+        jm_tree *src = old;
+        for (uint32_t i = 1; i < t->count; i++) {
+            uint32_t oi = b->old_of[i];
+            if (oi != JM_NONE && (oi & BORROWED)) { /* from another thread's events */
+                const rebuilt *ob = &rb[(oi >> 24) & 0x7f];
+                const jm_thread *oth = jm_model_thread(m, ob->thread);
+                take_event_fields(&t->nodes[i], oth ? &oth->tree.nodes[oi & 0xFFFFFF] : NULL);
+            } else {
+                take_event_fields(&t->nodes[i], oi == JM_NONE ? NULL : &src->nodes[oi]);
+            }
+        }
+    }
+    for (uint32_t k = 0; k < nrb; k++) {
+        rebuilt *b = &rb[k];
+        jm_thread *th = jm_model_thread(m, b->thread);
+        jm_tree *old = &th->tree, *t = &b->tree;
         t->nodes[0].errors = old->nodes[0].errors;
         t->nodes[0].gc_ns = old->nodes[0].gc_ns;
         t->nodes[0].gc_pauses = old->nodes[0].gc_pauses;
         t->folded_calls = 0;
         for (uint32_t i = 1; i < t->count; i++)
             if (t->nodes[i].site == JM_SITE_OTHER) t->folded_calls += t->nodes[i].calls;
-        free(old_of);
         finish_tree(t);
-        jm_tree_free(old);
-        *old = *t; /* the thread owns it now */
-        memset(t, 0, sizeof *t);
+    }
+    /* The event trees are read above until the last thread's turn: replace them only now. */
+    for (uint32_t k = 0; k < nrb; k++) {
+        rebuilt *b = &rb[k];
+        jm_thread *th = jm_model_thread(m, b->thread);
+        jm_tree_free(&th->tree);
+        th->tree = b->tree; /* the thread owns it now */
+        memset(&b->tree, 0, sizeof b->tree);
     }
     rebuilt_free(rb, nrb);
     free(node_of);

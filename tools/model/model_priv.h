@@ -118,6 +118,8 @@ typedef struct jm_thread_state {
     uint32_t nstalls, cap_stalls;
     jm_open_error *errs;
     uint32_t nerrs, cap_errs;
+    int tasks;           /* tasks interleave on this thread (a JAGER_EV_TASK record was seen):
+                            a span's end leaves other spans' pending entries alone */
 } jm_thread_state;
 
 /** Per-site numbers gathered from events. */
