@@ -60,8 +60,15 @@ const WAIT_KINDS = ['late_sender', 'late_receiver', 'collective_wait'];
       check(x.location.function === 'main' && /MPI_Recv/.test(x.title), `${what}: at the receive in main (${x.location.function})`);
       check(x.evidence.late_rank_work_ns / 1e6 > 45, `${what}: the late rank's work before the send is named (${(x.evidence.late_rank_work_ns / 1e6).toFixed(1)} ms)`);
     }
-    check(ofKind(f, 'collective_wait').length === 0 && ofKind(f, 'late_receiver').length === 0,
-      `${what}: no collective_wait (the final barrier's wait propagated from the late sender) and no late_receiver (${JSON.stringify(f.map((y) => y.title))})`);
+    // The final barrier: rank 2 waits there ~250 ms while ranks 0 and 1 exchange. Ranks 0 and
+    // 1 arrive within microseconds of each other; when rank 0 is last its lateness propagated
+    // from its late-sender wait (not its work: no finding), when rank 1 is last its work
+    // explains it (a collective_wait naming rank 1, seen under ASan). Either way no finding
+    // may name another rank, and none is a late receiver.
+    const cw = ofKind(f, 'collective_wait');
+    check(cw.every((y) => y.evidence.late_rank === 1 && /MPI_Barrier/.test(y.title)) && cw.length <= 1 &&
+      ofKind(f, 'late_receiver').length === 0,
+      `${what}: no collective_wait but one naming rank 1 at the final barrier, and no late_receiver (${JSON.stringify(f.map((y) => y.title))})`);
   }
   // report: one page, a lane group per rank; export: one output per rank
   const html = u.tmp('late.html');

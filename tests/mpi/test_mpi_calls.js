@@ -130,7 +130,10 @@ for (const m of allRecvs) {
   if (!s || seen.has(u.msgId(m))) { unmatched.push(u.msgId(m)); continue; }
   seen.add(u.msgId(m));
   matched++;
-  if (m.end >= s.start) causal++;
+  // each process calibrates its own TSC (~1 ppm apart: ~2 µs over a 2 s run), and these are
+  // the ranks' own clocks, not the job's: an eager receive that ended 1 µs after the send
+  // began read as 1 µs before it once (169 of 170); 5 µs, as for the offsets above
+  if (m.end + 5000 >= s.start) causal++;
   if (m.bytes === s.bytes) bytesOk++;
 }
 check(allSends.length === allRecvs.length && matched === allSends.length && unmatched.length === 0,
