@@ -10,15 +10,15 @@
 #                        (which starts recording) — target ≤ 0.15 s
 #   first @jäger call    the first call of a site while recording, minus the first plain call
 #                        of the same function (both compile it) — target ≤ 20 ms; also with
-#                        the gc and gc,dispatch plugins, and the second call (which compiles
-#                        the nothrow decision)
+#                        the gc and gc,dispatch plugins, and the second call
 #   JIT before main      first main() of bench/julia/kernels.jl (mostly compilation),
 #                        instrumented ÷ plain — target ≤ 1.10; with the IR sizes
 #   main() slowdown      second main() with gc,dispatch ÷ plain — target ≤ 1.05 for calls ≥ 10 µs
 #   Jager.stop()         on kernels.jl with gc,dispatch, split into the stop hooks (the
 #                        dispatch sensor's final drain), symbolize! and the rest — target ≤ 0.5 s
 #   span: may throw      ns per @jäger call around a call that may throw minus one around a
-#                        proven-nothrow call (bench/julia/span_cost.jl has the full table) — target ≤ 10 ns
+#                        proven-nothrow call (bench/julia/span_cost.jl has the full table) — target ≤ 10 ns;
+#                        next to it Julia's own try/catch around the same call, without a span
 #
 # JAGER_BENCH_PROGRAM=/path/to/driver.jl measures another program instead of kernels.jl:
 # one that takes `plain|jager [scale]`, makes its calls @jäger sites in mode "jager" and
@@ -53,7 +53,7 @@ v = rand(100)
 c = cpu(); twin(v); plain = cpu() - c
 Jager.start(output = ARGS[1], plugins = length(ARGS) > 1 ? ARGS[2] : nothing, env = false, quiet = true)
 c = cpu(); site(v); first = cpu() - c
-c = cpu(); site(v); second = cpu() - c   # the nothrow decision compiles at a signature's second call
+c = cpu(); site(v); second = cpu() - c   # a signature's second call (its nothrow proof waits: Jager.NOTHROW_AFTER_CALLS)
 Jager.stop()
 print("plain=", plain, " first=", first, " second=", second)
 """
@@ -63,11 +63,15 @@ using Jager
 @noinline tiny_checked(x::Float64) = x < 0 ? throw(DomainError(x)) : x * 1.0000001 + 1.0
 loop_nothrow(n) = (s = 0.0; for _ in 1:n; s = @jäger tiny(s); end; s)
 loop_checked(n) = (s = 0.0; for _ in 1:n; s = @jäger tiny_checked(s); end; s)
+# Julia's exception handler alone, around the same call (the floor of a guarded span)
+loop_bare(n) = (s = 0.0; for _ in 1:n; s = tiny_checked(s); end; s)
+loop_try(n) = (s = 0.0; for _ in 1:n; try s = tiny_checked(s) catch; rethrow() end; end; s)
 best(f, n) = minimum((Jager.drain(); t = time_ns(); f(n); (time_ns() - t) / n) for _ in 1:15)
 Jager.start(output = ARGS[1], env = false, quiet = true)
-loop_nothrow(10); loop_checked(10)
+loop_nothrow(10); loop_checked(10); loop_bare(10); loop_try(10)
 a = best(loop_nothrow, 20_000); b = best(loop_checked, 20_000)
-print("nothrow=", a, " checked=", b, " proved=", Int(Jager.unguarded_now(Jager.SITES[1].slots[1])))
+c = best(loop_bare, 20_000); d = best(loop_try, 20_000)
+print("nothrow=", a, " checked=", b, " try=", d - c, " proved=", Int(Jager.unguarded_now(Jager.SITES[1].slots[1])))
 Jager.stop()
 """
 
@@ -97,12 +101,13 @@ for r in 1:ROUNDS
     end
     s = parse_kv(julia_run(["-e", SPANS, joinpath(TMP, "spans.jgr")]))
     add!("span_nothrow", s["nothrow"]); add!("span_checked", s["checked"]); add!("span_delta", s["checked"] - s["nothrow"])
+    add!("try_alone", s["try"])
 end
 m(k) = median(rows[k])
 println("binding cost, median of $ROUNDS rounds (CPU seconds unless said), kernels.jl scale $SCALE")
 @printf("  using Jager               %8.3f s   (with JAGER_OUTPUT+gc,dispatch: %.3f s)   target ≤ 0.15 s\n", m("using"), m("using_env"))
 @printf("  first @jäger call         %8.1f ms  above the plain first call                      target ≤ 20 ms\n", 1e3 * m("first_extra"))
-@printf("    with JAGER_PLUGINS=gc    %8.1f ms;  gc,dispatch %.1f ms;  second call %.1f ms (gc,dispatch %.1f ms: the nothrow decision)\n",
+@printf("    with JAGER_PLUGINS=gc    %8.1f ms;  gc,dispatch %.1f ms;  second call %.1f ms (gc,dispatch %.1f ms)\n",
         1e3 * m("first_extra_gc"), 1e3 * m("first_extra_dispatch"), 1e3 * m("second_call"), 1e3 * m("second_call_dispatch"))
 @printf("  JIT before main           %8.3f s   plain %.3f s  ratio %.2f  (IR %d vs %d stmts)  target ≤ 1.10\n",
         m("jit_jager"), m("jit_plain"), m("jit_ratio"), m("ir_jager"), m("ir_plain"))
@@ -115,6 +120,8 @@ haskey(rows, "drain_compiles") &&
             m("drain_compiles"), m("drain_verdicts"), m("drain_counts"), m("drain_census"))
 @printf("  span, call may throw      %8.1f ns  proven nothrow %.1f ns  difference %.1f ns (wall, best of 15)  target ≤ 10 ns\n",
         m("span_checked"), m("span_nothrow"), m("span_delta"))
+@printf("    Julia's try/catch alone  %8.1f ns  around the same call, no span (the floor of the difference on this Julia)\n",
+        m("try_alone"))
 phases = sort!([k[1:end-6] for k in keys(rows) if startswith(k, "ph_") && endswith(k, "_plain")])
 if !isempty(phases)
     println("  per phase of the second main() (seconds, median):")

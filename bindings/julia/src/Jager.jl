@@ -25,6 +25,13 @@ using Libdl
 using Logging
 using Printf
 
+# The binding's code is compiled at -O1 in every process (Julia 1.5 keeps no machine code):
+# it runs once or rarely, and LLVM's full pipeline on it cost more than it saves. The
+# span's hot path is compiled at Julia's own level (hot.jl).
+@static if isdefined(Base, :Experimental) && isdefined(Base.Experimental, Symbol("@optlevel"))
+    Base.Experimental.@optlevel 1
+end
+
 export @jäger, @jäger_block, @jaeger, @jaeger_block, JagerLogger, JagerError, SupplyChainError
 
 include("lib.jl")
@@ -38,6 +45,7 @@ include("gcstate.jl")
 include("valueattrs.jl")
 include("method.jl")
 include("sites.jl")
+include("hot.jl")
 include("macros.jl")
 include("lifecycle.jl")
 include("summary.jl")
@@ -69,7 +77,8 @@ end
 # not pay for them (measured on 1.5: `using` unchanged within noise).
 if ccall(:jl_generating_output, Cint, ()) == 1
     precompile(_enter, (Site,))
-    precompile(_enter, (Site, Any, Bool))
+    precompile(_enter, (Site, Any))
+    precompile(_enter_kw, (Site, Any))
     precompile(_leave, (JagerSpan, Int64))
     precompile(count_signature!, (Site, Any, Bool))
     precompile(signature_slow!, (Site, Any, Int, Bool))

@@ -201,8 +201,8 @@ function call_expr(source, site::Site, ex::Expr, attrs = nothing)
         attrs = Expr(:tuple, (:($("arg$i") => $s) for (i, s) in enumerate(argsyms))...)
     end
     instrumented = Expr(:block,
-        :(local $sg = $sig),
-        :(local ($sp, $b0, $ung) = $(g(:_enter))($site, $sg, $(!haskw))),
+        :(local $sg = $(g(:hide_type))($sig)),
+        :(local ($sp, $b0, $ung) = $(g(haskw ? :_enter_kw : :_enter))($site, $sg)),
         attrs === nothing ? nothing : :($(g(:_set_attrs))($sp, $attrs)),
         :(local $v),
         haskw ? guarded : Expr(:if, ung, :($v = $call), guarded),

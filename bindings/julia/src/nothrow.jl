@@ -14,7 +14,8 @@
 # else — a throw, a bounds check, a dynamic call, a foreign call, division — keeps the
 # handler. Asynchronous errors (an interrupt at a safepoint, a stack overflow) are outside
 # what inference models, as in Julia's own effect analysis. A signature's first call keeps
-# the handler; the proof runs at its second (sites.jl), after Julia compiled the callee.
+# the handler; the proof runs at its NOTHROW_AFTER_CALLS-th call in a row (sites.jl), when
+# it can pay for itself, after Julia compiled the callee.
 #
 # A proof is made in the calling task's world (the methods that call will run) and holds
 # while the world counter stays where it was: a method definition anywhere moves the

@@ -11,6 +11,16 @@
 # `julia.span_cost_ns`; the tools charge it to the spans of Julia sites (those with a
 # `julia.site.<id>.module` entry) and the core's figure to the rest.
 
+# Timed at the optimisation level the spans run at (hot.jl), not the binding's -O1, at
+# which the byte counter's Ref alone would be a heap allocation per iteration.
+module Calib
+
+@static if isdefined(Base, :Experimental) && isdefined(Base.Experimental, Symbol("@optlevel"))
+    Base.Experimental.@optlevel 3   # the effective level is the lower of this and Julia's -O
+end
+
+using ..Jager: SigSlot, ENABLED, TRACK_BYTES, gc_total_bytes, world_now
+
 @noinline calib_callee(x::Float64) = x < -1.0e300 ? throw(DomainError(x)) : x * 1.0000001 + 1.0
 
 # The Julia-side steps of one guarded call span (call_expr's `guarded` branch and
@@ -55,6 +65,10 @@ function calib_bare(n::Int)
     end
     return (time_ns() - t0) / n, s
 end
+
+end # module Calib
+
+using .Calib: calib_callee, calib_julia_part, calib_bare
 
 """
     Jager.julia_span_cost_ns() -> Float64

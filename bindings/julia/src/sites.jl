@@ -150,7 +150,8 @@ end
             slot.run += 1
             now = world_now()
             slot.fast == now && return true      # proved nothrow in this world
-            slot.world == now && return false    # decided in this world: keep the handler
+            # decided in this world: keep the handler (until the call that may prove it)
+            slot.world == now && slot.run != NOTHROW_AFTER_CALLS && return false
             return decide_nothrow_latest(st, slot, sig, unguarded_ok)
         end
     end
@@ -173,10 +174,11 @@ unguarded_now(slot::SigSlot) = slot.fast == world_now()
 end
 function decide_nothrow_unpaused!(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool)
     ok = false
-    if unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE
+    if unguarded_ok && length(st.sigs) <= NOTHROW_SIGS_PER_SITE && slot.run >= NOTHROW_AFTER_CALLS
         short = site_is_short(st.id)
         short === nothing && return false   # not timed yet: keep the handler, ask again next call
-        ok = short && nothrow_world(sig) != 0
+        # The proof's code is compiled only when a proof is first tried (invokelatest).
+        ok = short && Base.invokelatest(nothrow_world, sig)::UInt != 0
     end
     w = world_now()   # after the proof, which may move it (see nothrow_world)
     if slot.last === sig
@@ -186,10 +188,20 @@ function decide_nothrow_unpaused!(st::Site, slot::SigSlot, @nospecialize(sig), u
     return ok
 end
 
-# A signature's first call never decides (see signature_slow!): compiling the decision
-# (and the proof) waits for the second call instead of the site's first compile.
+# Called at a signature's NOTHROW_AFTER_CALLS-th call in a row, or after a world change:
+# the decision and the proof are compiled only then (see signature_slow!).
 @noinline decide_nothrow_latest(st::Site, slot::SigSlot, @nospecialize(sig), unguarded_ok::Bool) =
     Base.invokelatest(decide_nothrow!, st, slot, sig, unguarded_ok)::Bool
+
+"""
+Calls of one signature on one thread, in a row, before its nothrow proof is tried; until
+then the call keeps the handler. The proof saves the handler's ≈ 15–20 ns per call; it
+costs the callee's inference (0.05–1 ms) and, the first time in a process, compiling the
+analysis (≈ 40 ms on Julia 1.5) — inside the program's run, in the enclosing span. Only a
+signature called this often can win it back; a kernel called a few times never pays it
+(issue 9 item 10: the decision at a signature's second call was 47 ms of a process's JIT).
+"""
+const NOTHROW_AFTER_CALLS = 1000
 
 # Limit on the signatures of one site whose nothrow proof is attempted: a site that sees
 # many (Val{N} loops) keeps its handler rather than pay inference for each.
@@ -250,18 +262,18 @@ function signature_slow_unpaused!(st::Site, @nospecialize(sig), tid::Int, unguar
         slot.idx = idx
         slot.run = 0
         slot.last = sig
-        slot.world = NO_WORLD
+        # Decided for now, in this world: keep the handler. count_signature! asks again at
+        # the NOTHROW_AFTER_CALLS-th call in a row, when a proof could pay (and the callee
+        # was compiled by its first call: the proof's own inference, run before it, would
+        # take that inference out of the compile events the dispatch sensor records).
+        # Nothing here compiles the decision or the proof.
+        slot.world = world_now()
         slot.fast = NO_WORLD
     finally
         unlock(SITES_LOCK)
     end
     isnew && _on_new_signature(st.id, sig)
-    # A signature's first call keeps the handler and leaves the decision to later calls:
-    # the first call compiles the callee (the proof's own inference, run before it, would
-    # take that inference out of the compile events the dispatch sensor records), and the
-    # site must have been timed (site_is_short) before a proof is worth trying.
-    isnew && return false
-    return decide_nothrow_latest(st, st.slots[tid], sig, unguarded_ok)
+    return false
 end
 
 """
@@ -338,42 +350,7 @@ end
     return id
 end
 
-"Open a span at `st`; returns the span and the byte counter at its start (-1: not tracked)."
-@inline function _enter(st::Site)
-    id = site_id(st)
-    note_task()
-    b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
-    sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
-    METHOD_SPANS[] && span_method_latest(sp)
-    return sp, b0
-end
-
-"""
-`_enter` for a call site: first count the argument signature `sig`. The third value says
-whether the call may run without an exception handler (proved nothrow, see nothrow.jl);
-`unguarded_ok` is false where the expansion has no unguarded form (keyword arguments).
-"""
-@inline function _enter(st::Site, @nospecialize(sig), unguarded_ok::Bool)
-    id = site_id(st)
-    unguarded = id != 0 && count_signature!(st, sig, unguarded_ok)
-    note_task()
-    b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
-    sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
-    METHOD_SPANS[] && span_method_latest(sp)
-    return sp, b0, unguarded
-end
-
-"Close a span opened by `_enter`."
-@inline function _leave(sp::JagerSpan, b0::Int64)
-    note_task()   # another task may have run on this thread since the span began
-    if b0 >= 0
-        b = gc_total_bytes() - b0
-        ccall((:jager_span_end_bytes, LIB), Cvoid, (JagerSpan, UInt64), sp, UInt64(max(b, 0)))
-    else
-        ccall((:jager_span_end, LIB), Cvoid, (JagerSpan,), sp)
-    end
-    return nothing
-end
+# _enter, _enter_kw and _leave, which the expansions call, are in hot.jl.
 
 const MAX_ERROR_CHARS = 4000
 

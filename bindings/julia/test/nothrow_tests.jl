@@ -70,8 +70,9 @@ end
 @testset "unguarded and guarded call sites" begin
     nt_site(1.0); nt_guarded_site(0.5); nt_kw_site(1.0)   # compile outside the recording
     local slot_ok, slot_guarded, slot_kw
+    n = Jager.NOTHROW_AFTER_CALLS + 10   # a proof is tried at a signature's NOTHROW_AFTER_CALLS-th call in a row
     rec = recorded("nothrow") do
-        for i in 1:100
+        for i in 1:n
             nt_site(Float64(i))
             nt_guarded_site(0.5)
             nt_kw_site(2.0)
@@ -86,8 +87,8 @@ end
     @test !slot_kw                                      # keyword call: always guarded
     for name in ("nt_axpy", "nt_throws", "nt_kw")
         id = site_id(rec, name)
-        @test length(spans(rec, id)) == (name == "nt_throws" ? 101 : 100)
-        @test rec.stats[id].calls == (name == "nt_throws" ? 101 : 100)
+        @test length(spans(rec, id)) == (name == "nt_throws" ? n + 1 : n)
+        @test rec.stats[id].calls == (name == "nt_throws" ? n + 1 : n)
         @test all(s -> s.parent_id == 0 && s.end_ns >= s.start_ns, spans(rec, id))
     end
     @test rec.stats[site_id(rec, "nt_throws")].errors == 1
@@ -100,9 +101,11 @@ end
     rec = recorded("nothrow-redefined") do
         nt_outer(1.0)          # a signature's first call keeps the handler
         first = Jager.unguarded_now(nt_slot("nt_flip"))
-        nt_outer(1.0)          # the second is timed (the site's calls are short)…
+        for _ in 2:Jager.NOTHROW_AFTER_CALLS
+            nt_outer(1.0)      # so do the calls before the proof pays (the site is timed)…
+        end
         second = Jager.unguarded_now(nt_slot("nt_flip"))
-        nt_outer(1.0)          # …and the third proved
+        nt_outer(1.0)          # …and the next is proved
         before = Jager.unguarded_now(nt_slot("nt_flip"))
         # A new method moves the world counter: the next call must keep the handler.
         @eval nt_flip(x::Float64) = x > 1 ? throw(ArgumentError("flip refused $x")) : x + 1.0
@@ -121,7 +124,7 @@ end
     @test !after                                         # decided again: it can throw now
     flip, outer = site_id(rec, "nt_flip"), site_id(rec, "nt outer")
     fs, os = spans(rec, flip), spans(rec, outer)
-    @test length(fs) == 5 && length(os) == 5
+    @test length(fs) == Jager.NOTHROW_AFTER_CALLS + 3 && length(os) == Jager.NOTHROW_AFTER_CALLS + 3
     # The failed call is recorded with its exception, and the tree stays whole: every
     # flip span sits in its own outer span, and the outer spans are roots.
     errs = [x for x in rec.events if x.kind === :span_error && x.site == flip]
@@ -135,13 +138,14 @@ end
 nt_long_site(v) = @jäger nt_inbounds_sum(v)
 
 @testset "long calls keep the handler without a proof" begin
-    # nt_inbounds_sum is nothrow, but a call over 200k elements takes far longer than
-    # NOTHROW_MAX_NS: the handler costs it nothing measurable, and no proof is paid for.
-    v = rand(200_000)
+    # nt_inbounds_sum is nothrow, but a call over 20k elements takes far longer than
+    # NOTHROW_MAX_NS: the handler costs it nothing measurable, and no proof is paid for,
+    # not even at the call where a short one would be proved.
+    v = rand(20_000)
     nt_long_site(v)
     local slot
     recorded("nothrow-long") do
-        for _ in 1:5
+        for _ in 1:Jager.NOTHROW_AFTER_CALLS + 5
             nt_long_site(v)
         end
         slot = nt_slot("nt_inbounds_sum")
