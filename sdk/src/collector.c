@@ -402,6 +402,9 @@ static void write_batch(uint32_t thread_index, size_t len, uint64_t events, uint
 void jg_rings_reap_idle(void)
 {
     if (pthread_mutex_trylock(&drain_lock) != 0) return;
+    /* No run is being collected: no drain will report what an orphaned ring lost. */
+    for (jg_ring *r = jg_rings_head(); r; r = r->next)
+        if (atomic_load_explicit(&r->orphaned, memory_order_acquire)) r->said_all = 1;
     jg_rings_reap();
     pthread_mutex_unlock(&drain_lock);
 }
@@ -417,11 +420,15 @@ static void drain_all(int flush_sinks)
     jg_ring *head = jg_rings_head();
     jg_rings_unlock();
     for (jg_ring *r = head; r; r = r->next) {
+        /* Orphaned before this drain (acquire: every event and drop of its thread is
+         * visible), it is said in full once the drain and the drop report below are done. */
+        int orphan = atomic_load_explicit(&r->orphaned, memory_order_acquire);
         uint64_t events = 0;
         size_t len = jg_ring_drain(r, &buf, &buf_cap, &events);
         uint64_t from_ring = events;
         len = append_drops(r, len, &events);
         if (len) write_batch(r->thread, len, events, from_ring);
+        if (orphan) r->said_all = 1;
     }
     jg_rings_lock();
     jg_rings_reap();
@@ -590,6 +597,7 @@ jager_status jg_collector_start(void)
         atomic_store_explicit(&r->dropped_full, 0, memory_order_relaxed);
         atomic_store_explicit(&r->dropped_large, 0, memory_order_relaxed);
         atomic_store_explicit(&r->overwritten, 0, memory_order_relaxed);
+        r->said_all = atomic_load_explicit(&r->orphaned, memory_order_relaxed); /* not this run's */
     }
     jg_rings_reap();
     jg_rings_unlock();

@@ -291,6 +291,7 @@ void jg_threads_fork_child(int fresh)
     for (jg_ring *r = rings_head; r; r = r->next) {
         atomic_store_explicit(&r->tail, atomic_load_explicit(&r->head, memory_order_relaxed), memory_order_relaxed);
         jg_ring_orphan(r);
+        r->said_all = 1; /* the parent's run: nothing of it is the child's to report */
     }
     if (me) me->ring = NULL;
     jg_rings_reap();

@@ -19,9 +19,22 @@ module Calib
     Base.Experimental.@optlevel 3   # the effective level is the lower of this and Julia's -O
 end
 
-using ..Jager: SigSlot, ENABLED, TRACK_BYTES, gc_total_bytes, world_now
+using ..Jager: SigSlot, ENABLED, TRACK_BYTES, gc_total_bytes, world_now, hide_type
 
 @noinline calib_callee(x::Float64) = x < -1.0e300 ? throw(DomainError(x)) : x * 1.0000001 + 1.0
+
+# _enter's and _leave's steps, out of line as they are (hot.jl), without the core calls.
+@noinline function calib_enter(slot::SigSlot, @nospecialize(sig))
+    if sig === slot.last
+        slot.run += 1
+        unguarded = slot.fast == world_now()
+    else
+        unguarded = false
+    end
+    b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
+    return b0, unguarded
+end
+@noinline calib_leave(b0::Int64) = b0 >= 0 ? Float64(gc_total_bytes() - b0) : 0.0
 
 # The Julia-side steps of one guarded call span (call_expr's `guarded` branch and
 # _enter/_leave, without the two core calls): best of a few batches, ns per iteration.
@@ -31,13 +44,7 @@ function calib_julia_part(slot::SigSlot, n::Int)
     t0 = time_ns()
     for _ in 1:n
         if ENABLED[]
-            if sig === slot.last
-                slot.run += 1
-                unguarded = slot.fast == world_now()
-            else
-                unguarded = false
-            end
-            b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
+            b0, unguarded = calib_enter(slot, hide_type(sig))
             local v
             if unguarded
                 v = calib_callee(s)
@@ -48,7 +55,7 @@ function calib_julia_part(slot::SigSlot, n::Int)
                     rethrow()
                 end
             end
-            b0 >= 0 && (s += Float64(gc_total_bytes() - b0))
+            s += calib_leave(b0)
             s = v
         else
             s = calib_callee(s)
