@@ -20,15 +20,18 @@ end
 using ..Jager: Site, JagerSpan, LIB, TRACK_BYTES, METHOD_SPANS, site_id, count_signature!,
                note_task, gc_total_bytes, span_method_latest
 
-"Open a span at `st`; returns the span and the byte counter at its start (-1: not tracked)."
-@noinline function _enter(st::Site)
-    id = site_id(st)
+# What every span's begin runs once the site is known: the task check, the byte counter and
+# the core's begin. Returns the span and the byte counter at its start (-1: not tracked).
+@inline function begin_span(id::UInt32)
     note_task()
     b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
     sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
     METHOD_SPANS[] && span_method_latest(sp)
     return sp, b0
 end
+
+"Open a span at `st` (a region); returns the span and the byte counter at its start (-1: not tracked)."
+@noinline _enter(st::Site) = begin_span(site_id(st))
 
 """
     hide_type(sig) -> sig
@@ -58,19 +61,13 @@ were also compiled again into every instrumented function.
 @noinline function _enter(st::Site, @nospecialize(sig))
     id = site_id(st)
     unguarded = id != 0 && count_signature!(st, sig, true)
-    note_task()
-    b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
-    sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
-    METHOD_SPANS[] && span_method_latest(sp)
+    sp, b0 = begin_span(id)
     return sp, b0, unguarded
 end
 @noinline function _enter_kw(st::Site, @nospecialize(sig))
     id = site_id(st)
     id != 0 && count_signature!(st, sig, false)
-    note_task()
-    b0 = TRACK_BYTES[] ? gc_total_bytes() : Int64(-1)
-    sp = ccall((:jager_span_begin, LIB), JagerSpan, (UInt32,), id)
-    METHOD_SPANS[] && span_method_latest(sp)
+    sp, b0 = begin_span(id)
     return sp, b0, false
 end
 
