@@ -142,8 +142,24 @@ static void test_exit(void **st) { (void)st; exits_with("exit", 3); }
 static void test_quick_exit(void **st) { (void)st; exits_with("quick_exit", 4); }
 static void test_return_from_main(void **st) { (void)st; exits_with("return", 5); }
 
+/* Under ThreadSanitizer, whose runtime catches every signal and delivers it to the program
+ * later, the helper now and then never acts on the test's kill: gdb shows its main thread
+ * still waiting for the signal and the collector idle, with pause() or a nanosleep loop
+ * alike (1 run in 2–4 of this test on a loaded 2-CPU host; CI saw test_sigterm hang once).
+ * The three signal tests are skipped there; natively, under ASan and valgrind they run. */
+#if defined(__SANITIZE_THREAD__)
+#define JG_TEST_NO_SIGNALS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define JG_TEST_NO_SIGNALS 1
+#endif
+#endif
+
 static void killed_by(int sig)
 {
+#ifdef JG_TEST_NO_SIGNALS
+    skip();
+#endif
     const char *path = tu_tmp_path(".jgr");
     child c = start("signal", path, N, 0, NULL);
     wait_ready(&c);
@@ -162,6 +178,9 @@ static void test_sigterm(void **st) { (void)st; killed_by(SIGTERM); }
 static void test_sigint_chained(void **st)
 {
     (void)st;
+#ifdef JG_TEST_NO_SIGNALS
+    skip();
+#endif
     const char *path = tu_tmp_path(".jgr");
     child c = start("chained", path, N, 0, NULL);
     wait_ready(&c);
